@@ -1,0 +1,40 @@
+r"""BeMap (Balanced Message Passing) for PyTorch Geometric."""
+import torch
+
+from pyg_bemap.edge_index import (
+    BeMapEdgeIndex,
+    BeMapInfo,
+    attach_bemap,
+    get_bemap,
+)
+from pyg_bemap.nn import BeMapConv, RowNormConv
+from pyg_bemap.transforms import BalanceAwareSampling
+from pyg_bemap.utils import (
+    balance_score,
+    balanced_edge_sample,
+    fair_quotas,
+    hop_group_counts,
+)
+from pyg_bemap.utils.sampling import EdgeGrouping
+from pyg_bemap.edge_index import _rebuild
+
+__version__ = '0.1.0'
+
+# Graphs carrying BeMap information load with torch.load(weights_only=True).
+torch.serialization.add_safe_globals(
+    [BeMapEdgeIndex, BeMapInfo, EdgeGrouping, _rebuild])
+
+__all__ = [
+    'BalanceAwareSampling',
+    'BeMapConv',
+    'BeMapEdgeIndex',
+    'BeMapInfo',
+    'RowNormConv',
+    'attach_bemap',
+    'balance_score',
+    'balanced_edge_sample',
+    'fair_quotas',
+    'get_bemap',
+    'hop_group_counts',
+    '__version__',
+]

@@ -1,0 +1,4 @@
+from pyg_bemap.nn.bemap_conv import BeMapConv
+from pyg_bemap.nn.row_norm_conv import RowNormConv
+
+__all__ = ['BeMapConv', 'RowNormConv']

@@ -1,0 +1,190 @@
+import inspect
+import itertools
+from typing import Any, Dict, Optional, Tuple
+
+import torch
+from torch import Tensor
+from torch_geometric.nn.conv import MessagePassing
+from torch_geometric.typing import SparseTensor
+from torch_geometric.utils import (
+    is_torch_sparse_tensor,
+    to_edge_index,
+    to_torch_coo_tensor,
+    to_torch_csr_tensor,
+)
+
+from pyg_bemap.edge_index import BeMapEdgeIndex, BeMapInfo, get_bemap
+from pyg_bemap.utils.sampling import check_sampling_args
+
+#: Arguments of a conv that hold one entry per edge.
+EDGE_LEVEL_ARGS = ('edge_weight', 'edge_attr', 'edge_type')
+
+_consumer_ids = itertools.count()
+
+
+class BeMapConv(MessagePassing):
+    r"""Wraps any message-passing layer so that, in training, it passes
+    messages over a fair neighbourhood, as in the `"BeMap: Balanced Message
+    Passing for Fair Graph Neural Network"
+    <https://arxiv.org/abs/2306.04107>`_ paper.
+
+    On every training forward pass, each node :math:`i` keeps the same number
+    of neighbours of every sensitive group present in
+    :math:`\mathcal{N}(i) \cup \{i\}` (the node counting in its own group),
+    or :math:`\min(d_i, \max(m, \lceil \beta d_i \rceil))` neighbours when
+    only one group is present; inside a group, neighbours are drawn without
+    replacement proportionally to their balance score
+    :math:`b_j = 1 / (D_j + \delta)` (see
+    :func:`~pyg_bemap.balanced_edge_sample`). One sample is drawn per pass and
+    shared by all :class:`BeMapConv` layers of the model. The inner layer then
+    runs on the sampled graph with its own normalisation, so
+    :obj:`BeMapConv(GCNConv(...))` is BeMap(sym),
+    :obj:`BeMapConv(RowNormConv(...))` is BeMap(row) and
+    :obj:`BeMapConv(GATConv(...))` is BeMap(gat). In evaluation mode it is
+    exactly the inner layer on the full graph.
+
+    The graph must carry its groups and balance scores: apply
+    :class:`~pyg_bemap.BalanceAwareSampling` to the data, or pass a
+    :class:`~pyg_bemap.BeMapInfo` as :obj:`bemap=...` (needed for
+    :class:`torch_sparse.SparseTensor` and :obj:`torch.sparse` adjacencies).
+
+    Args:
+        conv (MessagePassing): The layer to wrap (e.g. :obj:`GCNConv`,
+            :obj:`GATConv`, :obj:`SAGEConv`, :obj:`GraphConv`, :obj:`GINConv`).
+            It must not cache its normalised graph (:obj:`cached=True`).
+        beta (float, optional): Share :math:`\beta` of a one-group
+            neighbourhood to keep. (default: :obj:`0.25`)
+        min_keep (int, optional): Minimum :math:`m` of neighbours kept of a
+            one-group neighbourhood. (default: :obj:`4`)
+        strategy (str, optional): Weights inside a group: :obj:`'balance'`,
+            :obj:`'uniform'` or :obj:`'degree'` (:math:`\deg(j)^{3/4}`).
+            (default: :obj:`'balance'`)
+        generator (torch.Generator, optional): The random generator of the
+            samples. (default: :obj:`None`, the global one)
+
+    Shapes:
+        - **input:** node features :math:`(|\mathcal{V}|, F_{in})` (or what
+          the inner layer takes), edge indices :math:`(2, |\mathcal{E}|)` or
+          a sparse adjacency, edge-level arguments
+          (:obj:`edge_weight`, :obj:`edge_attr`, :obj:`edge_type`) with
+          :math:`|\mathcal{E}|` rows, masked together with the edges
+        - **output:** the inner layer's output
+    """
+    def __init__(
+        self,
+        conv: MessagePassing,
+        *,
+        beta: float = 0.25,
+        min_keep: int = 4,
+        strategy: str = 'balance',
+        generator: Optional[torch.Generator] = None,
+    ):
+        super().__init__(aggr=None)
+        if not isinstance(conv, torch.nn.Module):
+            raise ValueError(f"'conv' must be a message-passing layer "
+                             f"(got {type(conv).__name__})")
+        if getattr(conv, 'cached', False):
+            raise ValueError(
+                f"{conv} caches its normalised graph (cached=True) and would "
+                f"reuse the first sampled neighbourhood forever; create it "
+                f"with cached=False")
+        check_sampling_args(beta, min_keep, strategy)
+        self.conv = conv
+        self.beta = beta
+        self.min_keep = min_keep
+        self.strategy = strategy
+        self.generator = generator
+        self._consumer = next(_consumer_ids)
+        self._arg_names = _positional_names(conv)
+
+    def reset_parameters(self) -> None:
+        r"""Resets all learnable parameters of the inner layer."""
+        super().reset_parameters()
+        if hasattr(self.conv, 'reset_parameters'):
+            self.conv.reset_parameters()
+
+    def forward(self, x: Any, edge_index: Any, *args: Any,
+                bemap: Optional[BeMapInfo] = None, **kwargs: Any) -> Any:
+        r"""Runs the inner layer on a fair neighbourhood (training) or on the
+        full graph (evaluation).
+
+        Args:
+            x: The node features, passed to the inner layer.
+            edge_index: The edges (:obj:`[2, E]`), a
+                :class:`~pyg_bemap.BeMapEdgeIndex`, a
+                :class:`torch_sparse.SparseTensor` or a :obj:`torch.sparse`
+                adjacency (transposed, as PyG's layers take it).
+            *args: Further positional arguments of the inner layer.
+            bemap (BeMapInfo, optional): Groups and balance scores, when
+                :obj:`edge_index` does not carry them. (default: :obj:`None`)
+            **kwargs: Further keyword arguments of the inner layer.
+        """
+        info = bemap if bemap is not None else get_bemap(edge_index)
+        graph = edge_index
+        if isinstance(edge_index, BeMapEdgeIndex):
+            edge_index = edge_index.as_tensor()
+        if not self.training:
+            return self.conv(x, edge_index, *args, **kwargs)
+        if info is None:
+            raise RuntimeError(
+                "BeMapConv needs the sensitive groups and balance scores of "
+                "the graph in training mode: apply "
+                "'pyg_bemap.BalanceAwareSampling(sens_attr=...)' to the data "
+                "(its 'edge_index' then carries them) or pass "
+                "'bemap=BeMapInfo(sens, balance)'")
+        pairs, rebuild = _as_edge_pairs(edge_index)
+        mask = info.shared_sample(graph, pairs,
+                                  (self.beta, self.min_keep, self.strategy),
+                                  self._consumer, self.generator)
+        args, kwargs = self._mask_edge_args(args, kwargs, mask)
+        return self.conv(x, rebuild(mask), *args, **kwargs)
+
+    def _mask_edge_args(self, args: Tuple[Any, ...], kwargs: Dict[str, Any],
+                        mask: Tensor) -> Tuple[Tuple[Any, ...], Dict[str, Any]]:
+        def masked(name: str, value: Any) -> Any:
+            if name not in EDGE_LEVEL_ARGS or not isinstance(value, Tensor):
+                return value
+            if value.size(0) != mask.numel():
+                raise ValueError(
+                    f"'{name}' has {value.size(0)} rows but the graph has "
+                    f"{mask.numel()} edges; it must hold one row per edge")
+            return value[mask]
+
+        names = self._arg_names[2:2 + len(args)]
+        args = tuple(masked(n, a) for n, a in zip(names, args)) + \
+            args[len(names):]
+        return args, {k: masked(k, v) for k, v in kwargs.items()}
+
+    def __repr__(self) -> str:
+        return (f'{self.__class__.__name__}({self.conv}, beta={self.beta}, '
+                f'min_keep={self.min_keep}, strategy={self.strategy!r})')
+
+
+def _positional_names(conv: torch.nn.Module) -> Tuple[str, ...]:
+    try:
+        params = inspect.signature(conv.forward).parameters.values()
+    except (TypeError, ValueError):  # pragma: no cover - builtins
+        return ()
+    return tuple(p.name for p in params
+                 if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
+
+
+def _as_edge_pairs(adj: Any) -> Tuple[Tensor, Any]:
+    r"""Returns the :obj:`[2, E]` (source, target) pairs of any graph layout
+    and a function that rebuilds the layout from a mask over those pairs.
+    """
+    if isinstance(adj, SparseTensor):
+        row, col, _ = adj.coo()  # transposed: row = target, col = source
+        return torch.stack([col, row]), \
+            lambda mask: adj.masked_select_nnz(mask, layout='coo')
+    if is_torch_sparse_tensor(adj):
+        index, value = to_edge_index(adj)  # transposed, as above
+        size = (adj.size(0), adj.size(1))
+        convert = to_torch_csr_tensor if adj.layout == torch.sparse_csr \
+            else to_torch_coo_tensor
+        return index.flip(0), lambda mask: convert(index[:, mask],
+                                                   value[mask], size)
+    if not isinstance(adj, Tensor):
+        raise ValueError(f"'edge_index' must be a tensor, a SparseTensor or a "
+                         f"torch.sparse adjacency (got {type(adj).__name__})")
+    return adj, lambda mask: adj[:, mask]

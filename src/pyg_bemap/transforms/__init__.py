@@ -1,0 +1,3 @@
+from pyg_bemap.transforms.balance_aware_sampling import BalanceAwareSampling
+
+__all__ = ['BalanceAwareSampling']

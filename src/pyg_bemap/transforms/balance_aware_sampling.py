@@ -1,0 +1,109 @@
+from typing import Optional, Union
+
+from torch_geometric.data import Data, HeteroData
+from torch_geometric.transforms import BaseTransform
+
+from pyg_bemap.edge_index import attach_bemap
+from pyg_bemap.utils.counts import (
+    COUNTING_MODES,
+    DEFAULT_MEMORY_BUDGET,
+    balance_score,
+    hop_group_counts,
+)
+from pyg_bemap.utils.groups import sensitive_groups
+
+
+class BalanceAwareSampling(BaseTransform):
+    r"""Prepares a graph for BeMap, from the `"BeMap: Balanced Message Passing
+    for Fair Graph Neural Network" <https://arxiv.org/abs/2306.04107>`_ paper:
+    counts the members of every sensitive group within :math:`L` hops of each
+    node, scores how balanced that neighbourhood is, and lets the graph carry
+    what :class:`~pyg_bemap.BeMapConv` needs to sample fair neighbourhoods.
+
+    .. math::
+        b_i = \frac{1}{D_i + \delta}, \qquad
+        D_i = \sqrt{\frac{2}{G (G-1)} \sum_{g < h}
+        (\mathrm{count}_{i,g} - \mathrm{count}_{i,h})^2}
+
+    (see :func:`~pyg_bemap.utils.hop_group_counts` and
+    :func:`~pyg_bemap.utils.balance_score`). Writes
+
+    * :obj:`data.bemap_count`: group counts, :obj:`torch.long`
+      :obj:`[N, G]`;
+    * :obj:`data.bemap_balance`: balance scores, float :obj:`[N]`;
+    * :obj:`data.edge_index`: the same edges as a
+      :class:`~pyg_bemap.BeMapEdgeIndex` carrying groups and balance scores,
+      with the edges already grouped for the sampler.
+
+    Use it as a :obj:`pre_transform` (or call it once): it is exact and does
+    all the per-graph work.
+
+    Args:
+        sens_attr (str, optional): The node attribute holding the sensitive
+            group (integers :math:`0, \ldots, G-1`). (default: :obj:`'s'`)
+        num_hops (int, optional): The number of hops :math:`L`, usually the
+            number of message-passing layers. (default: :obj:`2`)
+        delta (float, optional): The smoothing term :math:`\delta > 0`.
+            (default: :obj:`1.0`)
+        num_groups (int, optional): The number of groups :math:`G`.
+            (default: :obj:`None`, inferred from the attribute)
+        counting (str, optional): :obj:`'exact'` distinct-node counts, or
+            :obj:`'walks'`, a cheaper upper bound counting walks.
+            (default: :obj:`'exact'`)
+        memory_budget (int, optional): Working memory of exact counting, in
+            bytes. (default: :obj:`268435456`)
+    """
+    def __init__(
+        self,
+        sens_attr: str = 's',
+        num_hops: int = 2,
+        delta: float = 1.0,
+        num_groups: Optional[int] = None,
+        counting: str = 'exact',
+        memory_budget: int = DEFAULT_MEMORY_BUDGET,
+    ):
+        if not isinstance(num_hops, int) or num_hops < 0:
+            raise ValueError(f"'num_hops' must be a non-negative integer "
+                             f"(got {num_hops})")
+        if not delta > 0:
+            raise ValueError(f"'delta' must be positive (got {delta})")
+        if counting not in COUNTING_MODES:
+            raise ValueError(f"'counting' must be one of {COUNTING_MODES} "
+                             f"(got '{counting}')")
+        if num_groups is not None and num_groups < 1:
+            raise ValueError(f"'num_groups' must be a positive integer "
+                             f"(got {num_groups})")
+        self.sens_attr = sens_attr
+        self.num_hops = num_hops
+        self.delta = delta
+        self.num_groups = num_groups
+        self.counting = counting
+        self.memory_budget = memory_budget
+
+    def forward(self, data: Union[Data, HeteroData]) -> Data:
+        if isinstance(data, HeteroData):
+            raise NotImplementedError(
+                "BalanceAwareSampling supports homogeneous graphs only; "
+                "convert with 'data.to_homogeneous()' first")
+        if data.edge_index is None:
+            raise ValueError(
+                "BalanceAwareSampling needs 'data.edge_index'; apply it "
+                "before transforms such as 'ToSparseTensor'")
+        sens, num_groups = sensitive_groups(data[self.sens_attr],
+                                            data.num_nodes, self.num_groups,
+                                            self.sens_attr)
+        count = hop_group_counts(data.edge_index, sens, num_groups,
+                                 self.num_hops, data.num_nodes, self.counting,
+                                 self.memory_budget)
+        balance = balance_score(count, self.delta)
+        data.bemap_count = count
+        data.bemap_balance = balance
+        data.edge_index = attach_bemap(data.edge_index, sens, balance,
+                                       num_groups)
+        return data
+
+    def __repr__(self) -> str:
+        return (f'{self.__class__.__name__}(sens_attr={self.sens_attr!r}, '
+                f'num_hops={self.num_hops}, delta={self.delta}, '
+                f'num_groups={self.num_groups}, counting={self.counting!r}, '
+                f'memory_budget={self.memory_budget})')

@@ -1,0 +1,285 @@
+r"""Rule 4: fair neighbourhoods, drawn by weighted sampling without
+replacement inside every (target node, neighbour group) segment.
+
+The work splits in three stages, so that a resample only does the random part:
+
+1. :func:`group_edges` (once per graph): sorts the non-self-loop edges by
+   target node and group of the source node.
+2. :func:`sampling_plan` (once per graph and setting): the quota of every
+   segment (:func:`fair_quotas`), the edges always kept, and the edges of the
+   segments that must be sampled, laid out by segment size so that segments
+   of equal size form one dense block (no padding).
+3. :func:`draw_edge_mask` (every training pass): one random key per sampled
+   edge, a row-wise sort of every block, and a mask.
+"""
+from typing import List, NamedTuple, Optional, Tuple
+
+import torch
+from torch import Tensor
+
+from pyg_bemap.utils.groups import (
+    check_edge_index,
+    check_same_device,
+    sensitive_groups,
+)
+
+STRATEGIES = ('balance', 'uniform', 'degree')
+DEGREE_EXPONENT = 0.75
+
+
+class EdgeGrouping(NamedTuple):
+    r"""Non-self-loop edges sorted by (target node, group of the source)."""
+    perm: Tensor  #: [E'] ids of the input edges, in segment order.
+    segment: Tensor  #: [E'] segment key `target * G + group` of each.
+    neighbour_count: Tensor  #: [N, G] neighbour entries per group.
+    out_degree: Tensor  #: [N] non-self-loop edges leaving each node.
+
+
+class SamplingPlan(NamedTuple):
+    r"""Everything a resample needs that does not change between passes."""
+    num_edges: int
+    fixed_mask: Tensor  #: [E] edges kept in every sample.
+    edge_id: Tensor  #: [S] input-edge ids of the sampled segments' edges.
+    key_scale: Optional[Tensor]  #: [S] 1 / weight, None for uniform.
+    keep: Tensor  #: [S] bool: row-wise sorted slot is kept.
+    blocks: List[Tuple[int, int, int]]  #: (offset, rows, size) per block.
+
+
+def group_edges(edge_index: Tensor, sens: Tensor,
+                num_groups: int) -> EdgeGrouping:
+    r"""Sorts the non-self-loop edges by target node and source group."""
+    num_nodes = sens.numel()
+    src, dst = edge_index[0].long(), edge_index[1].long()
+    edge_id = (src != dst).nonzero().view(-1)
+    src, dst = src[edge_id], dst[edge_id]
+    segment = dst * num_groups + sens[src]
+    segment, order = torch.sort(segment, stable=True)
+    neighbour_count = torch.bincount(segment, minlength=num_nodes *
+                                     num_groups).view(num_nodes, num_groups)
+    out_degree = torch.bincount(src, minlength=num_nodes)
+    return EdgeGrouping(edge_id[order], segment, neighbour_count, out_degree)
+
+
+def fair_quotas(neighbour_count: Tensor, sens: Tensor, beta: float = 0.25,
+                min_keep: int = 4) -> Tensor:
+    r"""Computes how many neighbours of every group each node keeps (rule 4).
+
+    Let :math:`c_g` count the members of group :math:`g` in
+    :math:`\mathcal{N}(i) \cup \{i\}` and :math:`d_i = |\mathcal{N}(i)|`:
+
+    * :math:`d_i = 0`: no neighbour is kept;
+    * one group only in :math:`\mathcal{N}(i) \cup \{i\}`: keep
+      :math:`\min(d_i, \max(m, \lceil \beta d_i \rceil))` neighbours;
+    * otherwise, with :math:`t = \min_{g: c_g > 0} c_g`, keep :math:`t`
+      members of every present group, the node itself counting as one kept
+      member of its own group (:math:`t - 1` of its neighbours there).
+
+    Args:
+        neighbour_count (torch.Tensor): Neighbour entries per group, shape
+            :obj:`[N, G]` (self-loops excluded).
+        sens (torch.Tensor): The group of every node, shape :obj:`[N]`.
+        beta (float, optional): Share :math:`\beta` kept of a one-group
+            neighbourhood. (default: :obj:`0.25`)
+        min_keep (int, optional): Minimum :math:`m` kept of a one-group
+            neighbourhood. (default: :obj:`4`)
+
+    Returns:
+        A :obj:`torch.long` tensor of shape :obj:`[N, G]`.
+    """
+    own = torch.nn.functional.one_hot(sens, neighbour_count.size(1))
+    with_self = neighbour_count + own
+    present = with_self > 0
+    degree = neighbour_count.sum(1)
+    balanced = with_self.masked_fill(~present, degree.max().item() + 1)
+    quota = (balanced.min(1).values.view(-1, 1) * present) - own
+    one_group = present.sum(1) == 1
+    # ceil in float64, as Python's math.ceil(beta * d) computes it.
+    share = torch.ceil(beta * degree.to(torch.float64)).long()
+    kept = torch.minimum(degree, share.clamp(min=min_keep))
+    return torch.where(one_group.view(-1, 1), own * kept.view(-1, 1), quota)
+
+
+def neighbour_weights(strategy: str, sens_balance: Tensor,
+                      out_degree: Tensor) -> Optional[Tensor]:
+    r"""The weight of every node as a neighbour: its balance score
+    (:obj:`'balance'`), :math:`\deg(j)^{3/4}` (:obj:`'degree'`, with
+    :math:`\deg(j)` the non-self-loop edges leaving :math:`j`, its degree in
+    an undirected graph) or :obj:`None` for uniform weights.
+    """
+    if strategy == 'balance':
+        return sens_balance
+    if strategy == 'degree':
+        return out_degree.to(sens_balance.dtype).pow(DEGREE_EXPONENT)
+    return None
+
+
+def sampling_plan(edge_index: Tensor, grouping: EdgeGrouping, sens: Tensor,
+                  balance: Tensor, beta: float, min_keep: int,
+                  strategy: str) -> SamplingPlan:
+    r"""Precomputes the fixed part of every resample (see module docs)."""
+    quota = fair_quotas(grouping.neighbour_count, sens, beta, min_keep)
+    seg_quota = quota.view(-1)[grouping.segment]
+    seg_size = grouping.neighbour_count.view(-1)[grouping.segment]
+    fixed_mask = torch.zeros(edge_index.size(1), dtype=torch.bool,
+                             device=edge_index.device)
+    fixed_mask[grouping.perm[seg_quota == seg_size]] = True
+
+    partial = (seg_quota > 0) & (seg_quota < seg_size)
+    segment, edge_id = grouping.segment[partial], grouping.perm[partial]
+    size, quota_of = seg_size[partial], seg_quota[partial]
+    # Lay segments out by size: segments of one size form a dense block.
+    order = torch.sort(size * (segment.max() + 1 if segment.numel() else 1) +
+                       segment, stable=True)[1]
+    segment, edge_id = segment[order], edge_id[order]
+    size, quota_of = size[order], quota_of[order]
+    slot = torch.arange(segment.numel(), device=segment.device)
+    is_start = torch.ones_like(segment, dtype=torch.bool)
+    is_start[1:] = segment[1:] != segment[:-1]
+    start = torch.cummax(torch.where(is_start, slot, 0), 0).values
+    keep = (slot - start) < quota_of
+    blocks = _blocks(size)
+
+    weight = neighbour_weights(strategy, balance, grouping.out_degree)
+    key_scale = None
+    if weight is not None:
+        key_scale = 1.0 / weight[edge_index[0, edge_id].long()].float()
+    return SamplingPlan(edge_index.size(1), fixed_mask, edge_id, key_scale,
+                        keep, blocks)
+
+
+def _blocks(size: Tensor) -> List[Tuple[int, int, int]]:
+    sizes, counts = torch.unique_consecutive(size, return_counts=True)
+    offsets = torch.cumsum(counts, 0) - counts
+    return [(offset, count // n, n) for offset, count, n in zip(
+        offsets.tolist(), counts.tolist(), sizes.tolist())]
+
+
+def draw_edge_mask(plan: SamplingPlan,
+                   generator: Optional[torch.Generator] = None) -> Tensor:
+    r"""Draws one fair neighbourhood for every node and returns the mask of
+    kept input edges.
+
+    Inside a segment, the :math:`k` kept edges are those with the smallest
+    keys :math:`-\log(U_j) / w_j` (Efraimidis-Spirakis), which is successive
+    sampling without replacement with probabilities proportional to
+    :math:`w_j`, as :obj:`numpy.random.choice(replace=False, p=w/w.sum())`.
+    Keys are float32; ties (probability about :math:`2^{-24}` per pair) fall
+    to the order of the input edges.
+    """
+    device = plan.fixed_mask.device
+    key = torch.rand(plan.edge_id.numel(), generator=generator, device=device)
+    if plan.key_scale is not None:
+        key = key.log_().mul_(plan.key_scale).neg_()
+    slot = torch.empty(plan.edge_id.numel(), dtype=torch.long, device=device)
+    for offset, rows, size in plan.blocks:
+        end = offset + rows * size
+        block = key[offset:end].view(rows, size)
+        base = torch.arange(offset, end, size, device=device).view(-1, 1)
+        slot[offset:end] = (block.argsort(dim=1) + base).view(-1)
+    mask = plan.fixed_mask.clone()
+    mask[plan.edge_id[slot[plan.keep]]] = True
+    return mask
+
+
+def check_sampling_args(beta: float, min_keep: int, strategy: str) -> None:
+    r"""Raises a :class:`ValueError` for an invalid sampler setting."""
+    if not (isinstance(beta, (int, float)) and 0.0 <= beta <= 1.0):
+        raise ValueError(f"'beta' must be a number in [0, 1] (got {beta})")
+    if isinstance(min_keep, bool) or not isinstance(min_keep, int) \
+            or min_keep < 0:
+        raise ValueError(f"'min_keep' must be a non-negative integer "
+                         f"(got {min_keep})")
+    if strategy not in STRATEGIES:
+        raise ValueError(f"'strategy' must be one of {STRATEGIES} "
+                         f"(got '{strategy}')")
+
+
+def check_balance(balance: Tensor, sens: Tensor) -> Tensor:
+    r"""Checks the balance scores of the nodes grouped by :obj:`sens` and
+    returns them as a floating tensor.
+    """
+    num_nodes = sens.numel()
+    if not isinstance(balance, Tensor):
+        raise ValueError(f"'balance' must be a torch.Tensor (got "
+                         f"{type(balance).__name__})")
+    if balance.device != sens.device:
+        raise ValueError(f"'balance' is on {balance.device} but the groups "
+                         f"are on {sens.device}; move them to one device")
+    if balance.dim() != 1 or balance.numel() != num_nodes:
+        raise ValueError(f"'balance' must have shape [{num_nodes}] (got "
+                         f"{list(balance.shape)}); compute it with "
+                         f"BalanceAwareSampling or balance_score")
+    if not balance.is_floating_point():
+        balance = balance.to(torch.get_default_dtype())
+    if num_nodes > 0 and not bool(((balance > 0) & balance.isfinite()).all()):
+        raise ValueError("'balance' must hold positive, finite scores")
+    return balance
+
+
+def balanced_edge_sample(
+    edge_index: Tensor,
+    sens: Tensor,
+    balance: Tensor,
+    *,
+    num_nodes: Optional[int] = None,
+    num_groups: Optional[int] = None,
+    beta: float = 0.25,
+    min_keep: int = 4,
+    strategy: str = 'balance',
+    training: bool = True,
+    generator: Optional[torch.Generator] = None,
+) -> Tuple[Tensor, Tensor]:
+    r"""Samples a fair neighbourhood for every node, as in the `"BeMap:
+    Balanced Message Passing for Fair Graph Neural Network"
+    <https://arxiv.org/abs/2306.04107>`_ paper, shaped like
+    :func:`torch_geometric.utils.dropout_edge`.
+
+    Every node :math:`i` keeps, of the edges :math:`(j, i)` that point to it,
+    the same number of members of every group present in
+    :math:`\mathcal{N}(i) \cup \{i\}` (see :func:`fair_quotas`). Inside a
+    group, neighbours are drawn without replacement with probability
+    proportional to their weight :math:`w_j`: the balance score
+    :math:`b_j = 1 / (D_j + \delta)` (:obj:`strategy='balance'`), :math:`1`
+    (:obj:`'uniform'`) or :math:`\deg(j)^{3/4}` (:obj:`'degree'`).
+    Self-loops are never sampled.
+
+    Args:
+        edge_index (torch.Tensor): The edges, shape :obj:`[2, E]`.
+        sens (torch.Tensor): The sensitive group of every node, :obj:`[N]`.
+        balance (torch.Tensor): The balance score of every node, :obj:`[N]`.
+        num_nodes (int, optional): The number of nodes.
+            (default: :obj:`None`, the length of :obj:`sens`)
+        num_groups (int, optional): The number of groups.
+            (default: :obj:`None`, inferred)
+        beta (float, optional): Share kept of a one-group neighbourhood.
+            (default: :obj:`0.25`)
+        min_keep (int, optional): Minimum kept of a one-group neighbourhood.
+            (default: :obj:`4`)
+        strategy (str, optional): :obj:`'balance'`, :obj:`'uniform'` or
+            :obj:`'degree'`. (default: :obj:`'balance'`)
+        training (bool, optional): If set to :obj:`False`, returns the input
+            unchanged and an all-true mask. (default: :obj:`True`)
+        generator (torch.Generator, optional): The random generator.
+            (default: :obj:`None`, the global one)
+
+    Returns:
+        :obj:`(edge_index, edge_mask)`: the kept edges
+        :obj:`edge_index[:, edge_mask]` and the boolean mask over the input
+        edges.
+    """
+    check_sampling_args(beta, min_keep, strategy)
+    if num_nodes is None and isinstance(sens, Tensor):
+        num_nodes = sens.numel()
+    num_nodes = check_edge_index(edge_index, num_nodes)
+    if isinstance(sens, Tensor):
+        check_same_device(edge_index=edge_index, sens=sens)
+    sens, num_groups = sensitive_groups(sens, num_nodes, num_groups)
+    balance = check_balance(balance, sens)
+    if not training:
+        return edge_index, edge_index.new_ones(edge_index.size(1),
+                                               dtype=torch.bool)
+    grouping = group_edges(edge_index, sens, num_groups)
+    plan = sampling_plan(edge_index, grouping, sens, balance, beta, min_keep,
+                         strategy)
+    mask = draw_edge_mask(plan, generator)
+    return edge_index[:, mask], mask
