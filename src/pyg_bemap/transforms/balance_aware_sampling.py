@@ -89,7 +89,7 @@ class BalanceAwareSampling(BaseTransform):
             raise ValueError(
                 "BalanceAwareSampling needs 'data.edge_index'; apply it "
                 "before transforms such as 'ToSparseTensor'")
-        sens, num_groups = sensitive_groups(data[self.sens_attr],
+        sens, num_groups = sensitive_groups(getattr(data, self.sens_attr, None),
                                             data.num_nodes, self.num_groups,
                                             self.sens_attr)
         count = hop_group_counts(data.edge_index, sens, num_groups,

@@ -1,0 +1,283 @@
+import copy
+
+import pytest
+import torch
+from torch_geometric.nn import (
+    GATConv,
+    GCNConv,
+    GINConv,
+    GraphConv,
+    SAGEConv,
+)
+from torch_geometric.nn.models import GCN
+from torch_geometric.typing import WITH_TORCH_SPARSE, SparseTensor
+from torch_geometric.utils import to_torch_coo_tensor, to_torch_csr_tensor
+
+from pyg_bemap import (
+    BalanceAwareSampling,
+    BeMapConv,
+    BeMapInfo,
+    RowNormConv,
+    balanced_edge_sample,
+)
+from tests.conftest import random_graph
+
+CONVS = {
+    'gcn': lambda: GCNConv(8, 16),
+    'gat': lambda: GATConv(8, 16, heads=2),
+    'sage': lambda: SAGEConv(8, 16),
+    'graph': lambda: GraphConv(8, 16),
+    'gin': lambda: GINConv(torch.nn.Linear(8, 16)),
+    'row': lambda: RowNormConv(8, 16),
+}
+
+
+def prepared(num_nodes=60, num_edges=600, seed=0):
+    return BalanceAwareSampling()(random_graph(num_nodes, num_edges, 2, seed))
+
+
+def test_repr():
+    conv = BeMapConv(GCNConv(16, 32))
+    assert str(conv) == ("BeMapConv(GCNConv(16, 32), beta=0.25, min_keep=4, "
+                         "strategy='balance')")
+    conv = BeMapConv(GATConv(16, 32), beta=0.5, min_keep=2, strategy='degree')
+    assert str(conv) == ("BeMapConv(GATConv(16, 32, heads=1), beta=0.5, "
+                         "min_keep=2, strategy='degree')")
+
+
+@pytest.mark.parametrize('name', list(CONVS))
+def test_eval_is_exactly_the_inner_conv(name):
+    data = prepared()
+    inner = CONVS[name]()
+    conv = BeMapConv(copy.deepcopy(inner)).eval()
+    inner.eval()
+    plain = data.edge_index.as_tensor()
+    assert torch.equal(conv(data.x, data.edge_index), inner(data.x, plain))
+
+
+@pytest.mark.parametrize('name', list(CONVS))
+@pytest.mark.parametrize('strategy', ['balance', 'uniform', 'degree'])
+def test_training_runs_the_inner_conv_on_the_fair_sample(name, strategy):
+    data = prepared()
+    inner = CONVS[name]()
+    conv = BeMapConv(copy.deepcopy(inner), strategy=strategy)
+    torch.manual_seed(7)
+    out = conv(data.x, data.edge_index)
+    plain = data.edge_index.as_tensor()
+    torch.manual_seed(7)
+    sampled, mask = balanced_edge_sample(plain, data.s, data.bemap_balance,
+                                         strategy=strategy)
+    assert 0 < int(mask.sum()) < mask.numel()
+    assert torch.allclose(out, inner(data.x, sampled), atol=1e-6)
+    out.sum().backward()
+    assert all(p.grad is not None for p in conv.parameters())
+
+
+def test_sampling_settings_reach_the_sampler():
+    data = prepared(seed=3)
+    conv = BeMapConv(GCNConv(8, 4), beta=1.0, min_keep=0)
+    torch.manual_seed(1)
+    out = conv(data.x, data.edge_index)
+    torch.manual_seed(1)
+    sampled, _ = balanced_edge_sample(data.edge_index.as_tensor(), data.s,
+                                      data.bemap_balance, beta=1.0, min_keep=0)
+    assert torch.allclose(out, conv.conv(data.x, sampled), atol=1e-6)
+
+
+class Recorder(torch.nn.Module):
+    r"""A conv that records the graphs it is given."""
+    def __init__(self):
+        super().__init__()
+        self.seen = []
+
+    def forward(self, x, edge_index, edge_weight=None):
+        self.seen.append((edge_index, edge_weight))
+        return x
+
+
+def test_one_sample_per_pass_shared_by_all_layers():
+    data = prepared()
+    layers = torch.nn.ModuleList([BeMapConv(Recorder()) for _ in range(3)])
+
+    def forward():
+        x = data.x
+        for layer in layers:
+            x = layer(x, data.edge_index)
+
+    forward()
+    forward()
+    first = [seen[0] for seen in (layer.conv.seen for layer in layers)]
+    second = [seen[1] for seen in (layer.conv.seen for layer in layers)]
+    assert all(torch.equal(e[0], first[0][0]) for e in first)
+    assert all(torch.equal(e[0], second[0][0]) for e in second)
+    assert not torch.equal(first[0][0], second[0][0])
+
+
+def test_two_line_adoption_with_basic_gnn():
+    class FairGCN(GCN):
+        def init_conv(self, in_channels, out_channels, **kwargs):
+            return BeMapConv(super().init_conv(in_channels, out_channels,
+                                               **kwargs))
+
+    data = prepared()
+    torch.manual_seed(0)
+    model = FairGCN(8, 16, num_layers=2, out_channels=2)
+    torch.manual_seed(0)
+    vanilla = GCN(8, 16, num_layers=2, out_channels=2)
+    assert all(isinstance(conv, BeMapConv) for conv in model.convs)
+    model.train()
+    out = model(data.x, data.edge_index)
+    out.sum().backward()
+    model.eval(), vanilla.eval()
+    plain = data.edge_index.as_tensor()
+    assert torch.equal(model(data.x, data.edge_index), vanilla(data.x, plain))
+    # training output is the vanilla model on the shared fair sample
+    model.train(), vanilla.train()
+    model.dropout.p = vanilla.dropout.p = 0.0
+    torch.manual_seed(4)
+    out = model(data.x, data.edge_index)
+    torch.manual_seed(4)
+    sampled, _ = balanced_edge_sample(plain, data.s, data.bemap_balance)
+    assert torch.allclose(out, vanilla(data.x, sampled), atol=1e-6)
+
+
+def test_training_without_information_names_the_transform():
+    data = random_graph()
+    conv = BeMapConv(GCNConv(8, 4))
+    with pytest.raises(RuntimeError, match='BalanceAwareSampling'):
+        conv(data.x, data.edge_index)
+    conv.eval()
+    conv(data.x, data.edge_index)  # inference needs nothing
+
+
+def test_explicit_information_for_plain_edges():
+    data = random_graph(60, 600)
+    balance = torch.rand(60) + 0.1
+    conv = BeMapConv(GCNConv(8, 4))
+    torch.manual_seed(2)
+    out = conv(data.x, data.edge_index, bemap=BeMapInfo(data.s, balance))
+    torch.manual_seed(2)
+    sampled, _ = balanced_edge_sample(data.edge_index, data.s, balance)
+    assert torch.allclose(out, conv.conv(data.x, sampled), atol=1e-6)
+
+
+def test_cached_inner_conv_is_refused():
+    with pytest.raises(ValueError, match='cached=False'):
+        BeMapConv(GCNConv(8, 4, cached=True))
+    with pytest.raises(ValueError, match='message-passing layer'):
+        BeMapConv('GCNConv')
+    with pytest.raises(ValueError, match='beta'):
+        BeMapConv(GCNConv(8, 4), beta=2.0)
+
+
+@pytest.mark.parametrize('positional', [True, False])
+def test_edge_weight_is_masked_with_the_edges(positional):
+    data = prepared()
+    weight = torch.rand(data.edge_index.size(1))
+    weight_copy = weight.clone()
+    conv = BeMapConv(Recorder())
+    if positional:
+        conv(data.x, data.edge_index, weight)
+    else:
+        conv(data.x, data.edge_index, edge_weight=weight)
+    edges, masked = conv.conv.seen[0]
+    plain = data.edge_index.as_tensor()
+    keep = (plain.t().unsqueeze(1) == edges.t().unsqueeze(0)).all(-1)
+    assert masked.numel() == edges.size(1)
+    # the weights follow their edges: compare as (src, dst, weight) triples
+    triples = set(zip(*edges.tolist(), masked.tolist()))
+    full = set(zip(*plain.tolist(), weight.tolist()))
+    assert triples <= full and keep.any(0).all()
+    assert torch.equal(weight, weight_copy)
+
+
+def test_edge_attr_is_masked_for_gat():
+    data = prepared()
+    edge_attr = torch.randn(data.edge_index.size(1), 3)
+    conv = BeMapConv(GATConv(8, 4, edge_dim=3))
+    torch.manual_seed(5)
+    out = conv(data.x, data.edge_index, edge_attr=edge_attr)
+    torch.manual_seed(5)
+    _, mask = balanced_edge_sample(data.edge_index.as_tensor(), data.s,
+                                   data.bemap_balance)
+    expected = conv.conv(data.x, data.edge_index.as_tensor()[:, mask],
+                         edge_attr=edge_attr[mask])
+    assert torch.allclose(out, expected, atol=1e-6)
+
+
+def test_edge_level_argument_with_wrong_rows():
+    data = prepared()
+    conv = BeMapConv(GCNConv(8, 4))
+    with pytest.raises(ValueError, match='one row per edge'):
+        conv(data.x, data.edge_index, edge_weight=torch.ones(3))
+
+
+@pytest.mark.parametrize('layout', ['coo', 'csr'])
+def test_torch_sparse_adjacency(layout):
+    data = prepared()
+    plain = data.edge_index.as_tensor()
+    convert = to_torch_csr_tensor if layout == 'csr' else to_torch_coo_tensor
+    adj_t = convert(plain.flip(0), size=(60, 60))
+    info = BeMapInfo(data.s, data.bemap_balance)
+    conv = BeMapConv(GCNConv(8, 4))
+    torch.manual_seed(3)
+    out = conv(data.x, adj_t, bemap=info)
+    # the same sample as on the edge list, up to the order of the edges
+    reference = copy.deepcopy(conv)
+    from torch_geometric.utils import to_edge_index
+    ordered = to_edge_index(adj_t)[0].flip(0)
+    torch.manual_seed(3)
+    sampled, _ = balanced_edge_sample(ordered, data.s, data.bemap_balance)
+    assert torch.allclose(out, reference.conv(data.x, sampled), atol=1e-5)
+    conv.eval()
+    assert torch.equal(conv(data.x, adj_t), conv.conv(data.x, adj_t))
+
+
+@pytest.mark.skipif(not WITH_TORCH_SPARSE, reason='needs torch-sparse')
+def test_sparse_tensor_adjacency():
+    data = prepared()
+    plain = data.edge_index.as_tensor()
+    adj_t = SparseTensor(row=plain[1], col=plain[0], sparse_sizes=(60, 60))
+    info = BeMapInfo(data.s, data.bemap_balance)
+    conv = BeMapConv(GCNConv(8, 4))
+    torch.manual_seed(3)
+    out = conv(data.x, adj_t, bemap=info)
+    row, col, _ = adj_t.coo()
+    torch.manual_seed(3)
+    sampled, _ = balanced_edge_sample(torch.stack([col, row]), data.s,
+                                      data.bemap_balance)
+    assert torch.allclose(out, conv.conv(data.x, sampled), atol=1e-5)
+
+
+def test_bad_graph_type():
+    data = prepared()
+    conv = BeMapConv(GCNConv(8, 4))
+    with pytest.raises(ValueError, match='must be a tensor'):
+        conv(data.x, [[0, 1], [1, 0]], bemap=data.edge_index.bemap)
+
+
+def test_generator_makes_samples_reproducible():
+    data = prepared()
+    outs = []
+    for _ in range(2):
+        conv = BeMapConv(Recorder(),
+                         generator=torch.Generator().manual_seed(11))
+        graph = copy.deepcopy(data.edge_index)
+        conv(data.x, graph)
+        outs.append(conv.conv.seen[0][0])
+    assert torch.equal(*outs)
+
+
+def test_reset_parameters_delegates():
+    conv = BeMapConv(GCNConv(8, 4))
+    before = conv.conv.lin.weight.clone()
+    conv.reset_parameters()
+    assert not torch.equal(before, conv.conv.lin.weight)
+
+
+def test_inputs_are_not_modified():
+    data = prepared()
+    snapshot = [data.x.clone(), data.edge_index.as_tensor().clone()]
+    BeMapConv(GCNConv(8, 4))(data.x, data.edge_index)
+    assert torch.equal(snapshot[0], data.x)
+    assert torch.equal(snapshot[1], data.edge_index.as_tensor())

@@ -1,0 +1,114 @@
+import copy
+import io
+
+import pytest
+import torch
+
+from pyg_bemap import BeMapEdgeIndex, BeMapInfo, attach_bemap, get_bemap
+from tests.conftest import random_graph
+
+
+def carrier():
+    data = random_graph(20, 80)
+    balance = torch.rand(20) + 0.1
+    return attach_bemap(data.edge_index, data.s, balance), data, balance
+
+
+def assert_same_info(a, b):
+    assert isinstance(a, BeMapEdgeIndex) and isinstance(b, BeMapEdgeIndex)
+    assert torch.equal(a.as_tensor(), b.as_tensor())
+    assert torch.equal(a.bemap.sens, b.bemap.sens)
+    assert torch.equal(a.bemap.balance, b.bemap.balance)
+    assert a.bemap.num_groups == b.bemap.num_groups
+    assert a.bemap.grouping is not None and b.bemap.grouping is not None
+    for x, y in zip(a.bemap.grouping, b.bemap.grouping):
+        assert torch.equal(x, y)
+
+
+def test_attach_shares_memory_and_keeps_input():
+    edge_index, data, balance = carrier()
+    assert get_bemap(edge_index) is edge_index.bemap
+    assert get_bemap(data.edge_index) is None
+    assert type(data.edge_index) is torch.Tensor
+    assert edge_index.data_ptr() == data.edge_index.data_ptr()
+    assert edge_index.bemap.num_groups == 2
+    assert edge_index.bemap.grouping is not None
+
+
+@pytest.mark.parametrize('op', [
+    lambda e: e.clone(),
+    lambda e: e.to('cpu'),
+    lambda e: e.to(torch.device('cpu'), copy=True),
+    lambda e: e.cpu(),
+    lambda e: e.detach(),
+    lambda e: e.contiguous(),
+    copy.deepcopy,
+])
+def test_information_survives_copies(op):
+    edge_index, _, _ = carrier()
+    out = op(edge_index)
+    assert_same_info(edge_index, out)
+
+
+def test_information_survives_save_and_load():
+    edge_index, _, _ = carrier()
+    buffer = io.BytesIO()
+    torch.save(edge_index, buffer)
+    buffer.seek(0)
+    out = torch.load(buffer)  # weights_only=True by default
+    assert_same_info(edge_index, out)
+
+
+def test_deepcopy_copies_memory():
+    edge_index, _, _ = carrier()
+    out = copy.deepcopy(edge_index)
+    assert out.data_ptr() != edge_index.data_ptr()
+    assert out.bemap.sens.data_ptr() != edge_index.bemap.sens.data_ptr()
+
+
+def test_other_operations_give_plain_tensors():
+    edge_index, _, _ = carrier()
+    assert type(edge_index[0]) is torch.Tensor
+    assert type(edge_index.flip(0)) is torch.Tensor
+    assert type(edge_index + 1) is torch.Tensor
+    assert type(torch.cat([edge_index, edge_index], 1)) is torch.Tensor
+    assert type(edge_index.as_tensor()) is torch.Tensor
+
+
+def test_repr():
+    edge_index = attach_bemap(torch.tensor([[0, 1], [1, 0]]),
+                              torch.tensor([0, 1]), torch.ones(2))
+    assert repr(edge_index) == ('BeMapEdgeIndex([[0, 1],\n        [1, 0]], '
+                                'bemap=BeMapInfo(num_nodes=2, num_groups=2))')
+
+
+def test_info_validates_inputs():
+    with pytest.raises(ValueError, match='shape'):
+        BeMapInfo(torch.tensor([0, 1]), torch.ones(3))
+    with pytest.raises(ValueError, match='negative'):
+        BeMapInfo(torch.tensor([0, -1]), torch.ones(2))
+    with pytest.raises(ValueError, match='only 2 nodes'):
+        attach_bemap(torch.tensor([[0, 2], [1, 0]]), torch.tensor([0, 1]),
+                     torch.ones(2))
+
+
+def test_shared_sample_is_redrawn_when_a_layer_asks_again():
+    edge_index, _, _ = carrier()
+    info, plain = edge_index.bemap, edge_index.as_tensor()
+    key = (0.25, 4, 'balance')
+    torch.manual_seed(0)
+    first = info.shared_sample(edge_index, plain, key, consumer=1)
+    assert info.shared_sample(edge_index, plain, key, consumer=2) is first
+    second = info.shared_sample(edge_index, plain, key, consumer=1)
+    assert second is not first
+    assert info.shared_sample(edge_index, plain, key, consumer=2) is second
+    other = info.shared_sample(edge_index, plain, (0.5, 1, 'uniform'), 1)
+    assert other is not second
+
+
+def test_info_rebinds_to_another_graph():
+    edge_index, data, balance = carrier()
+    info = edge_index.bemap
+    other = data.edge_index[:, :10]
+    info.bind(other, other)
+    assert info.grouping.perm.numel() <= 10
