@@ -1,4 +1,5 @@
 r"""Rules 2 and 3: group counts within :math:`L` hops and balance scores."""
+import warnings
 from typing import Iterator, Optional, Tuple
 
 import torch
@@ -13,12 +14,12 @@ from pyg_bemap.utils.groups import (
 DEFAULT_MEMORY_BUDGET = 256 * 2**20  # bytes
 COUNTING_MODES = ('exact', 'walks')
 
-# Bytes of working memory per expanded (row, node) pair: the row, the node and
-# the key as int64, the node's group, the id and two masks.
-_BYTES_PER_PAIR = 48
-# Bytes per (row, node) cell: the int32 owner buffer and, at most, every cell
-# once more in the int32 frontiers kept to reset that buffer.
-_BYTES_PER_CELL = 8
+# Bytes of working memory per reached (node, node) pair of a chunk: the
+# product's int64 column and float32 value, the next product while it is being
+# formed, and the int64 row ids and group keys of the final count.
+_BYTES_PER_ENTRY = 48
+# Tests switch this off to exercise the portable COO product.
+_USE_CSR_PRODUCT = True
 
 
 def in_neighbour_csr(edge_index: Tensor, num_nodes: int) -> Tuple[Tensor, Tensor]:
@@ -57,10 +58,14 @@ def hop_group_counts(
     where :math:`\mathcal{N}^{\leq L}(i)` holds :math:`i` itself and every
     distinct node from which a path of at most :math:`L` edges leads to
     :math:`i` (messages flow from :obj:`edge_index[0]` to
-    :obj:`edge_index[1]`). Target nodes are processed in chunks with a dense
-    "seen" buffer, so no intermediate exceeds :obj:`memory_budget` bytes
-    (besides the graph's CSR and the output); a single node whose in-degree
-    exceeds the per-piece pair budget is expanded on its own.
+    :obj:`edge_index[1]`). The reached sets are the non-zero patterns of the
+    rows of :math:`(\mathbf{A} + \mathbf{I})^L`, formed by sparse products
+    over chunks of target nodes. A chunk's rows are chosen so that their
+    walk counts (an upper bound of the nodes they reach) times 48 bytes stay
+    within :obj:`memory_budget`; besides the graph's own CSR and the output,
+    no intermediate exceeds it, except that a single node whose bound alone
+    exceeds the budget forms a chunk of its own (at most :math:`48 N`
+    bytes).
 
     With :obj:`counting='walks'` (a cheaper approximation for huge graphs) the
     count is the number of walks of length at most :math:`L` that end in
@@ -155,100 +160,106 @@ def _walk_counts(ptr: Tensor, col: Tensor, sens: Tensor, num_groups: int,
 
 def _exact_counts(ptr: Tensor, col: Tensor, sens: Tensor, num_groups: int,
                   num_hops: int, memory_budget: int) -> Tensor:
-    num_nodes = ptr.numel() - 1
-    device = ptr.device
-    count = torch.zeros(num_nodes * num_groups, dtype=torch.long,
-                        device=device)
-    if num_nodes == 0:
-        return count.view(0, num_groups)
-    rows_per_chunk = memory_budget // (2 * _BYTES_PER_CELL * num_nodes)
-    if rows_per_chunk < 1:
-        raise ValueError(
-            f"'memory_budget' of {memory_budget} bytes is too small for "
-            f"exact counting on {num_nodes} nodes: it needs at least "
-            f"{2 * _BYTES_PER_CELL * num_nodes} bytes. Raise "
-            f"'memory_budget' or use counting='walks'")
-    pairs_per_piece = max(1, memory_budget // (2 * _BYTES_PER_PAIR))
-    owner = torch.full((rows_per_chunk * num_nodes, ), -1, dtype=torch.int32,
-                       device=device)
-    in_degree = ptr.diff()
-    for start in range(0, num_nodes, rows_per_chunk):
-        rows = torch.arange(start, min(start + rows_per_chunk, num_nodes),
-                            device=device)
-        _count_chunk(rows, ptr, col, in_degree, sens, num_groups, num_hops,
-                     owner, pairs_per_piece, count)
-    return count.view(num_nodes, num_groups)
-
-
-def _count_chunk(rows: Tensor, ptr: Tensor, col: Tensor, in_degree: Tensor,
-                 sens: Tensor, num_groups: int, num_hops: int, owner: Tensor,
-                 pairs_per_piece: int, count: Tensor) -> None:
-    r"""Breadth-first search from every node of :obj:`rows` at once. A pair
-    :math:`(r, v)` is stored as the key :math:`r N + v` (:math:`r` local to
-    the chunk); :obj:`owner[key] >= 0` marks a pair seen in this chunk.
+    r"""Reachability by sparse products: the non-zero pattern of row
+    :math:`i` of :math:`(\mathbf{A} + \mathbf{I})^L` (with
+    :math:`A_{ij} = 1` for every edge :math:`j \to i`) is exactly the set of
+    nodes within :math:`L` hops of :math:`i`. Rows are processed in chunks
+    whose product is bounded by walk counts, which bound the distinct nodes
+    reached from above.
     """
     num_nodes = ptr.numel() - 1
-    local = torch.arange(rows.numel(), device=rows.device)
-    frontier = (local * num_nodes + rows).to(torch.int32)
-    owner[frontier.long()] = 0
-    _add_counts(rows, rows, sens, num_groups, count)
-    reached = [frontier]
+    count = torch.zeros(num_nodes, num_groups, dtype=torch.long,
+                        device=ptr.device)
+    if num_hops == 0 or num_nodes == 0:
+        return count + torch.nn.functional.one_hot(sens, num_groups)
+    with warnings.catch_warnings():  # "sparse CSR support is in beta"
+        warnings.simplefilter('ignore', UserWarning)
+        return _chunked_reach_counts(ptr, col, sens, num_groups, num_hops,
+                                     memory_budget, count)
+
+
+def _chunked_reach_counts(ptr: Tensor, col: Tensor, sens: Tensor,
+                          num_groups: int, num_hops: int, memory_budget: int,
+                          count: Tensor) -> Tensor:
+    reach = _reach_matrix(ptr, col)
+    bound = _reach_bound(reach, num_hops)
+    max_entries = max(1, memory_budget // _BYTES_PER_ENTRY)
+    for start, end in _chunks(bound, max_entries):
+        block = _row_block(reach, start, end)
+        for _ in range(num_hops - 1):
+            block = _product(block, reach)
+        row = torch.repeat_interleave(
+            torch.arange(end - start, device=ptr.device),
+            block.crow_indices().diff())
+        member = sens[block.col_indices()]
+        count[start:end] = torch.bincount(
+            row * num_groups + member,
+            minlength=(end - start) * num_groups).view(-1, num_groups)
+    return count
+
+
+def _product(block: Tensor, reach: Tensor) -> Tensor:
+    r"""The non-zero pattern of :obj:`block @ reach` as a CSR matrix of
+    ones. CSR products need MKL on the CPU; other builds take the portable
+    COO product.
+    """
+    if reach.device.type == 'cpu' and not torch.backends.mkl.is_available() \
+            or not _USE_CSR_PRODUCT:
+        out = torch.sparse.mm(block.to_sparse_coo(), reach.to_sparse_coo())
+        out = out.coalesce().to_sparse_csr()
+    else:
+        out = block @ reach
+    return torch.sparse_csr_tensor(out.crow_indices(), out.col_indices(),
+                                   torch.ones_like(out.values()), out.shape)
+
+
+def _reach_matrix(ptr: Tensor, col: Tensor) -> Tensor:
+    r"""The CSR matrix :math:`\mathbf{A} + \mathbf{I}` without duplicates."""
+    num_nodes = ptr.numel() - 1
+    row = torch.repeat_interleave(torch.arange(num_nodes, device=ptr.device),
+                                  ptr.diff())
+    loop = torch.arange(num_nodes, device=ptr.device)
+    key = torch.cat([row, loop]) * num_nodes + torch.cat([col, loop])
+    key = torch.unique(key)  # sorted by row, then column
+    row, col = key // num_nodes, key % num_nodes
+    crow = torch.zeros(num_nodes + 1, dtype=torch.long, device=ptr.device)
+    crow[1:] = torch.bincount(row, minlength=num_nodes).cumsum(0)
+    return torch.sparse_csr_tensor(crow, col, torch.ones(
+        col.numel(), device=ptr.device), (num_nodes, num_nodes))
+
+
+def _reach_bound(reach: Tensor, num_hops: int) -> Tensor:
+    r"""Walks of length :obj:`num_hops` from every row (capped at :math:`N`),
+    an upper bound of the nodes reached.
+    """
+    num_nodes = reach.size(0)
+    walks = torch.ones(num_nodes, 1, dtype=torch.float64, device=reach.device)
+    reach64 = torch.sparse_csr_tensor(reach.crow_indices(), reach.col_indices(),
+                                      reach.values().double(), reach.shape)
     for _ in range(num_hops):
-        new_pairs = []
-        for piece in _pieces(frontier, in_degree, num_nodes, pairs_per_piece):
-            new_pairs.append(_expand(piece, ptr, col, in_degree, owner,
-                                     rows[0], sens, num_groups, count))
-        frontier = torch.cat(new_pairs) if new_pairs else frontier[:0]
-        reached.append(frontier)
-        if frontier.numel() == 0:
-            break
-    for keys in reached:  # reset the buffer for the next chunk
-        owner[keys.long()] = -1
+        walks = (reach64 @ walks).clamp(max=num_nodes)
+    return walks.view(-1)
 
 
-def _pieces(frontier: Tensor, in_degree: Tensor, num_nodes: int,
-            pairs_per_piece: int) -> Iterator[Tensor]:
-    r"""Splits a frontier into consecutive pieces whose expansion yields at
-    most :obj:`pairs_per_piece` pairs plus one node's in-degree.
+def _chunks(bound: Tensor, max_entries: int) -> Iterator[Tuple[int, int]]:
+    r"""Consecutive row ranges whose bounds sum to at most
+    :obj:`max_entries` (or one row, if that row alone exceeds it).
     """
-    fanout = in_degree[frontier.long() % num_nodes]
-    piece_id = (fanout.cumsum(0) - fanout) // pairs_per_piece
-    sizes = torch.unique_consecutive(piece_id, return_counts=True)[1]
-    yield from frontier.split(sizes.tolist())
+    total = bound.cumsum(0)
+    start = 0
+    while start < bound.numel():
+        offset = float(total[start - 1]) if start > 0 else 0.0
+        end = int(torch.searchsorted(total, offset + max_entries,
+                                     right=True))
+        end = max(end, start + 1)
+        yield start, end
+        start = end
 
 
-def _expand(piece: Tensor, ptr: Tensor, col: Tensor, in_degree: Tensor,
-            owner: Tensor, row_offset: Tensor, sens: Tensor, num_groups: int,
-            count: Tensor) -> Tensor:
-    r"""Expands the pairs of :obj:`piece` by one hop, counts the pairs never
-    seen before and returns them as the next frontier.
-    """
-    num_nodes = ptr.numel() - 1
-    piece = piece.long()
-    row, node = piece // num_nodes, piece % num_nodes
-    fanout = in_degree[node]
-    total = int(fanout.sum())
-    if total == 0:
-        return piece[:0].to(torch.int32)
-    first = torch.repeat_interleave(ptr[:-1][node] - (fanout.cumsum(0) -
-                                                      fanout), fanout)
-    nbr = col[first + torch.arange(total, device=piece.device)]
-    row = torch.repeat_interleave(row, fanout)
-    key = row * num_nodes + nbr
-    unseen = owner[key] < 0
-    key, row, nbr = key[unseen], row[unseen], nbr[unseen]
-    # Deduplicate without sorting: every pair writes its position, and only
-    # the one position that survives the write counts the pair.
-    position = torch.arange(key.numel(), dtype=torch.int32,
-                            device=key.device) + 1
-    owner[key] = position
-    fresh = owner[key] == position
-    key, row, nbr = key[fresh], row[fresh], nbr[fresh]
-    _add_counts(row + row_offset, nbr, sens, num_groups, count)
-    return key.to(torch.int32)
-
-
-def _add_counts(target: Tensor, member: Tensor, sens: Tensor, num_groups: int,
-                count: Tensor) -> None:
-    count.index_add_(0, target * num_groups + sens[member],
-                     torch.ones_like(target))
+def _row_block(matrix: Tensor, start: int, end: int) -> Tensor:
+    crow = matrix.crow_indices()
+    lo, hi = int(crow[start]), int(crow[end])
+    return torch.sparse_csr_tensor(crow[start:end + 1] - lo,
+                                   matrix.col_indices()[lo:hi],
+                                   matrix.values()[lo:hi],
+                                   (end - start, matrix.size(1)))

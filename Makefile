@@ -1,0 +1,38 @@
+# Set-up and entry points. Override the torch build with, e.g.,
+#   make test TORCH_SPEC='torch==2.14.1'
+PYTHON ?= python3
+VENV ?= .venv
+TORCH_SPEC ?= torch==2.13.0
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip
+
+.PHONY: demo test bench clean
+
+# The core: a virtual environment, CPU torch, the package and its examples.
+$(VENV)/.core: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip setuptools wheel
+	$(PIP) install --quiet "$(TORCH_SPEC)"
+	$(PIP) install --quiet -e ".[examples]"
+	touch $@
+
+# The test set-up adds the optional accelerators, built against the torch
+# above (PyPI only has source releases: about 20 minutes on a fresh 2-core
+# machine, then pip's wheel cache makes it instant), and the test tools.
+$(VENV)/.test: $(VENV)/.core
+	$(PIP) install --quiet --no-build-isolation \
+		"torch-scatter>=2.1.2" "torch-sparse>=0.6.18"
+	$(PIP) install --quiet -e ".[test,sparse,examples]"
+	touch $@
+
+demo: $(VENV)/.core  ## the main job on the built-in data
+	$(VENV)/bin/pyg-bemap train
+
+test: $(VENV)/.test  ## the whole test suite, sparse paths included
+	$(PY) -m pytest
+
+bench: $(VENV)/.core
+	$(PY) benchmarks/bench_core.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info src/*.egg-info
