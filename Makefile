@@ -29,7 +29,7 @@ demo: $(VENV)/.core  ## the main job on the built-in data
 	$(VENV)/bin/pyg-bemap train
 
 test: $(VENV)/.test  ## the whole test suite, sparse paths included
-	$(PY) -m pytest
+	PYG_BEMAP_REQUIRE_SPARSE=1 $(PY) -m pytest
 
 bench: $(VENV)/.core
 	$(PY) benchmarks/bench_core.py

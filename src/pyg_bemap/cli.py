@@ -37,14 +37,14 @@ def build_parser() -> argparse.ArgumentParser:
         description='Trains a vanilla 2-layer GCN and BeMap(sym) on the '
         'built-in graph, selects each model on the validation split and '
         'prints test accuracy and fairness gaps side by side.')
-    train.add_argument('--epochs', type=_positive_int, default=200)
+    train.add_argument('--epochs', type=_positive_int, default=100)
     train.add_argument('--seed', type=int, default=0)
     train.add_argument('--hidden', type=_positive_int, default=128)
     train.add_argument('--lr', type=float, default=1e-2)
     train.add_argument('--strategy', choices=STRATEGIES, default='balance')
     train.add_argument('--beta', type=_share, default=0.25)
     train.add_argument('--min-keep', type=int, default=4)
-    train.add_argument('--nodes', type=_positive_int, default=3000,
+    train.add_argument('--nodes', type=_positive_int, default=2000,
                        help='size of the built-in synthetic graph')
     return parser
 
