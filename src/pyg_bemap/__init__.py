@@ -4,6 +4,7 @@ import torch
 from pyg_bemap.edge_index import (
     BeMapEdgeIndex,
     BeMapInfo,
+    _rebuild,
     attach_bemap,
     get_bemap,
 )
@@ -16,7 +17,6 @@ from pyg_bemap.utils import (
     hop_group_counts,
 )
 from pyg_bemap.utils.sampling import EdgeGrouping
-from pyg_bemap.edge_index import _rebuild
 
 __version__ = '0.1.0'
 

@@ -1,7 +1,7 @@
 r"""The carrier that lets BeMap's information travel with the graph."""
 import copy
 import weakref
-from typing import Any, Callable, Dict, Optional, Set, Tuple
+from typing import Any, Callable, Dict, NamedTuple, Optional, Set, Tuple
 
 import torch
 from torch import Tensor
@@ -17,6 +17,12 @@ from pyg_bemap.utils.sampling import (
 )
 
 SamplerKey = Tuple[float, int, str]
+
+
+class _Sample(NamedTuple):
+    mask: Tensor
+    forward_pass: Optional[int]
+    consumers: Set[int]
 
 
 class BeMapInfo:
@@ -44,7 +50,7 @@ class BeMapInfo:
         self.grouping: Optional[EdgeGrouping] = None
         self._graph: Optional[weakref.ref] = None
         self._plans: Dict[SamplerKey, SamplingPlan] = {}
-        self._samples: Dict[SamplerKey, Tuple[Tensor, Set[int]]] = {}
+        self._samples: Dict[SamplerKey, _Sample] = {}
 
     @property
     def num_nodes(self) -> int:
@@ -83,21 +89,30 @@ class BeMapInfo:
         edge_index: Tensor,
         key: SamplerKey,
         consumer: int,
+        forward_pass: Optional[int] = None,
         generator: Optional[torch.Generator] = None,
     ) -> Tensor:
         r"""Returns the edge mask of the current training pass.
 
-        Every layer (:obj:`consumer`) gets the same sample until a layer asks
-        a second time, which starts a new pass with a new sample.
+        A new sample is drawn when :obj:`forward_pass` (the id of the model
+        call, see :mod:`pyg_bemap.nn.forward_pass`) changes. Without a pass
+        id (layers called on their own), every layer (:obj:`consumer`) gets
+        the same sample until a layer asks a second time.
         """
         self.bind(graph, edge_index)
         current = self._samples.get(key)
-        if current is None or consumer in current[1]:
+        if forward_pass is not None:
+            fresh = current is None or current.forward_pass != forward_pass
+        else:
+            fresh = (current is None or current.forward_pass is not None
+                     or consumer in current.consumers)
+        if fresh:
             mask = draw_edge_mask(self.plan(edge_index, key), generator)
-            current = (mask, set())
+            current = _Sample(mask, forward_pass, set())
             self._samples[key] = current
-        current[1].add(consumer)
-        return current[0]
+        assert current is not None
+        current.consumers.add(consumer)
+        return current.mask
 
     def apply(self, fn: Callable[[Tensor], Tensor]) -> 'BeMapInfo':
         r"""Returns a copy with :obj:`fn` applied to every tensor (e.g. a

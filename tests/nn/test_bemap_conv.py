@@ -281,3 +281,41 @@ def test_inputs_are_not_modified():
     BeMapConv(GCNConv(8, 4))(data.x, data.edge_index)
     assert torch.equal(snapshot[0], data.x)
     assert torch.equal(snapshot[1], data.edge_index.as_tensor())
+
+
+class TwiceModel(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.first = BeMapConv(Recorder())
+        self.shared = BeMapConv(Recorder())
+
+    def forward(self, x, edge_index):
+        x = self.first(x, edge_index)
+        x = self.shared(x, edge_index)
+        return self.shared(x, edge_index)  # the same layer again
+
+
+def test_inside_a_model_every_call_of_a_pass_shares_the_sample():
+    data = prepared()
+    model = TwiceModel()
+    model(data.x, data.edge_index)
+    model(data.x, data.edge_index)
+    seen = model.first.conv.seen + model.shared.conv.seen
+    first_pass = [seen[0], seen[2], seen[3]]
+    second_pass = [seen[1], seen[4], seen[5]]
+    assert all(torch.equal(e[0], first_pass[0][0]) for e in first_pass)
+    assert all(torch.equal(e[0], second_pass[0][0]) for e in second_pass)
+    assert not torch.equal(first_pass[0][0], second_pass[0][0])
+
+
+def test_a_new_model_never_reuses_the_previous_models_sample():
+    data = prepared()
+    first, second = TwiceModel(), TwiceModel()
+    torch.manual_seed(0)
+    first(data.x, data.edge_index)
+    first(data.x, data.edge_index)
+    drawn_with_seed_0, last = (e[0] for e in first.first.conv.seen)
+    assert not torch.equal(drawn_with_seed_0, last)
+    torch.manual_seed(0)
+    second(data.x, data.edge_index)  # a fresh draw, not the last sample
+    assert torch.equal(second.first.conv.seen[0][0], drawn_with_seed_0)

@@ -14,15 +14,16 @@ def biased_sbm(
     homophily: float = 0.8,
     minority_share: float = 0.3,
     num_features: int = 32,
-    label_bias: float = 1.0,
+    label_bias: float = 0.2,
+    signal: float = 1.0,
+    group_trace: float = 0.5,
     seed: int = 0,
     device: Optional[torch.device] = None,
 ) -> Data:
     r"""Builds a homophilous two-group graph in which message passing
     amplifies the sensitive attribute: a stochastic block model over the
-    sensitive groups, node features that carry a weak trace of the group, and
-    labels that depend on the features and, through :obj:`label_bias`, on the
-    group.
+    sensitive groups, labels whose positive rate differs between the groups,
+    and node features that carry the label and a faint trace of the group.
 
     Each undirected edge joins a uniformly drawn node to a node of its own
     group with probability :obj:`homophily` and of the other group otherwise.
@@ -40,8 +41,13 @@ def biased_sbm(
             (default: :obj:`0.3`)
         num_features (int, optional): Feature dimension.
             (default: :obj:`32`)
-        label_bias (float, optional): How strongly the label depends on the
-            group. (default: :obj:`1.0`)
+        label_bias (float, optional): Gap between the groups' positive
+            rates, :math:`P(y=1 \mid s=1) - P(y=1 \mid s=0)`.
+            (default: :obj:`0.2`)
+        signal (float, optional): Shift of the features along a label
+            direction. (default: :obj:`1.0`)
+        group_trace (float, optional): Shift of the features along a group
+            direction. (default: :obj:`0.5`)
         seed (int, optional): The random seed. (default: :obj:`0`)
         device (torch.device, optional): Where to build the graph.
             (default: :obj:`None`, the CPU)
@@ -76,12 +82,16 @@ def biased_sbm(
     edge_index = coalesce(to_undirected(edge_index, num_nodes=num_nodes),
                           num_nodes=num_nodes)
 
-    noise = torch.randn(num_nodes, num_features, generator=gen, device=device)
-    x = noise + 0.3 * s.view(-1, 1).float()
-    weight = torch.randn(num_features, generator=gen, device=device)
-    score = x @ weight / num_features**0.5 + label_bias * (s.float() - 0.5)
-    y = (score + 0.5 * torch.randn(num_nodes, generator=gen, device=device)
-         > 0).long()
+    # Labels lean on the group (P(y=1) is 0.5 +- label_bias / 2); features
+    # carry the label and a faint trace of the group, which averaging over
+    # group-homophilous neighbourhoods amplifies.
+    p_pos = 0.5 + label_bias * (s.float() - 0.5)
+    y = (rand(num_nodes) < p_pos).long()
+    direction = torch.randn(2, num_features, generator=gen, device=device)
+    direction = direction / direction.norm(dim=1, keepdim=True)
+    x = torch.randn(num_nodes, num_features, generator=gen, device=device)
+    x = x + signal * (2 * y.float() - 1).view(-1, 1) * direction[0]
+    x = x + group_trace * (2 * s.float() - 1).view(-1, 1) * direction[1]
 
     order = torch.randperm(num_nodes, generator=gen, device=device)
     masks = [torch.zeros(num_nodes, dtype=torch.bool, device=device)

@@ -14,6 +14,7 @@ from torch_geometric.utils import (
 )
 
 from pyg_bemap.edge_index import BeMapEdgeIndex, BeMapInfo, get_bemap
+from pyg_bemap.nn.forward_pass import current_pass, install_pass_tracking
 from pyg_bemap.utils.sampling import check_sampling_args
 
 #: Arguments of a conv that hold one entry per edge.
@@ -35,8 +36,10 @@ class BeMapConv(MessagePassing):
     only one group is present; inside a group, neighbours are drawn without
     replacement proportionally to their balance score
     :math:`b_j = 1 / (D_j + \delta)` (see
-    :func:`~pyg_bemap.balanced_edge_sample`). One sample is drawn per pass and
-    shared by all :class:`BeMapConv` layers of the model. The inner layer then
+    :func:`~pyg_bemap.balanced_edge_sample`). One sample is drawn per pass (a
+    call of the model that contains the layers) and shared by all
+    :class:`BeMapConv` layers of the model; layers called on their own share
+    a sample until one of them is called again. The inner layer then
     runs on the sampled graph with its own normalisation, so
     :obj:`BeMapConv(GCNConv(...))` is BeMap(sym),
     :obj:`BeMapConv(RowNormConv(...))` is BeMap(row) and
@@ -95,6 +98,7 @@ class BeMapConv(MessagePassing):
         self.strategy = strategy
         self.generator = generator
         self._consumer = next(_consumer_ids)
+        install_pass_tracking()
         self._arg_names = _positional_names(conv)
 
     def reset_parameters(self) -> None:
@@ -135,7 +139,8 @@ class BeMapConv(MessagePassing):
         pairs, rebuild = _as_edge_pairs(edge_index)
         mask = info.shared_sample(graph, pairs,
                                   (self.beta, self.min_keep, self.strategy),
-                                  self._consumer, self.generator)
+                                  self._consumer, current_pass(),
+                                  self.generator)
         args, kwargs = self._mask_edge_args(args, kwargs, mask)
         return self.conv(x, rebuild(mask), *args, **kwargs)
 
