@@ -8,6 +8,7 @@ from pyg_bemap.edge_index import (
     attach_bemap,
     get_bemap,
 )
+from pyg_bemap.metrics import FairnessReport, fairness_report
 from pyg_bemap.nn import BeMapConv, RowNormConv
 from pyg_bemap.transforms import BalanceAwareSampling
 from pyg_bemap.utils import (
@@ -29,11 +30,13 @@ __all__ = [
     'BeMapConv',
     'BeMapEdgeIndex',
     'BeMapInfo',
+    'FairnessReport',
     'RowNormConv',
     'attach_bemap',
     'balance_score',
     'balanced_edge_sample',
     'fair_quotas',
+    'fairness_report',
     'get_bemap',
     'hop_group_counts',
     '__version__',

@@ -1,0 +1,31 @@
+from pyg_bemap.metrics.bias import (
+    DistanceBias,
+    ProbeBin,
+    ProbeResult,
+    distance_bias,
+    layerwise_distance_bias,
+    majority_ratio,
+    propagate,
+    sensitive_attribute_probe,
+)
+from pyg_bemap.metrics.fairness_report import (
+    FairnessReport,
+    GroupMetrics,
+    fairness_report,
+    roc_auc,
+)
+
+__all__ = [
+    'DistanceBias',
+    'FairnessReport',
+    'GroupMetrics',
+    'ProbeBin',
+    'ProbeResult',
+    'distance_bias',
+    'fairness_report',
+    'layerwise_distance_bias',
+    'majority_ratio',
+    'propagate',
+    'roc_auc',
+    'sensitive_attribute_probe',
+]

@@ -1,0 +1,175 @@
+import math
+import warnings
+
+import numpy as np
+import pytest
+import torch
+from fairlearn.metrics import (
+    MetricFrame,
+    demographic_parity_difference,
+    equal_opportunity_difference,
+    true_positive_rate,
+)
+from sklearn.metrics import accuracy_score, roc_auc_score
+
+from pyg_bemap import fairness_report
+from pyg_bemap.metrics import FairnessReport, roc_auc
+
+
+def random_case(num_groups, seed, n=400, columns=1):
+    gen = torch.Generator().manual_seed(seed)
+    shape = (n, ) if columns == 1 else (n, columns)
+    pred = torch.randn(*shape, generator=gen)
+    y = torch.randint(0, 2, (n, ), generator=gen)
+    sens = torch.randint(0, num_groups, (n, ), generator=gen)
+    return pred, y, sens
+
+
+@pytest.mark.parametrize('num_groups', [2, 3])
+@pytest.mark.parametrize('columns', [1, 2])
+@pytest.mark.parametrize('seed', [0, 1])
+def test_report_matches_sklearn_and_fairlearn(num_groups, columns, seed):
+    pred, y, sens = random_case(num_groups, seed, columns=columns)
+    mask = torch.rand(400, generator=torch.Generator().manual_seed(9)) < 0.6
+    report = fairness_report(pred, y, sens, mask=mask)
+    if columns == 2:
+        score = pred.softmax(-1)[:, 1][mask].numpy()
+        y_hat = (pred.argmax(-1) == 1)[mask].long().numpy()
+    else:
+        score = pred[mask].numpy()
+        y_hat = (pred[mask] > 0).long().numpy()
+    y_true, s = y[mask].numpy(), sens[mask].numpy()
+    assert report.accuracy == pytest.approx(accuracy_score(y_true, y_hat),
+                                            abs=1e-6)
+    assert report.auc == pytest.approx(roc_auc_score(y_true, score), abs=1e-6)
+    assert report.delta_sp == pytest.approx(
+        demographic_parity_difference(y_true, y_hat, sensitive_features=s),
+        abs=1e-6)
+    assert report.delta_eo == pytest.approx(
+        equal_opportunity_difference(y_true, y_hat, sensitive_features=s),
+        abs=1e-6)
+    frame = MetricFrame(
+        metrics={'acc': accuracy_score, 'tpr': true_positive_rate,
+                 'rate': lambda t, p: float(np.mean(p)),
+                 'auc': lambda t, p: 0.0},
+        y_true=y_true, y_pred=y_hat, sensitive_features=s)
+    for g, m in report.by_group.items():
+        row = frame.by_group.loc[g]
+        assert m.size == int((s == g).sum())
+        assert m.accuracy == pytest.approx(row['acc'], abs=1e-6)
+        assert m.true_positive_rate == pytest.approx(row['tpr'], abs=1e-6)
+        assert m.positive_rate == pytest.approx(row['rate'], abs=1e-6)
+        assert m.auc == pytest.approx(
+            roc_auc_score(y_true[s == g], score[s == g]), abs=1e-6)
+
+
+def test_two_group_gaps_are_the_papers_absolute_differences():
+    pred = torch.tensor([1., 1., -1., 1., -1., -1.])
+    y = torch.tensor([1, 0, 1, 1, 1, 0])
+    sens = torch.tensor([0, 0, 0, 1, 1, 1])
+    report = fairness_report(pred, y, sens)
+    assert report.delta_sp == pytest.approx(abs(2 / 3 - 1 / 3))
+    assert report.delta_eo == pytest.approx(abs(1 / 2 - 1 / 2))
+    assert report.by_group[0].positive_rate == pytest.approx(2 / 3)
+
+
+def test_threshold_index_mask_and_column_scores():
+    pred, y, sens = random_case(2, 3)
+    index = torch.arange(0, 400, 3)
+    mask = torch.zeros(400, dtype=torch.bool)
+    mask[index] = True
+    a = fairness_report(pred.view(-1, 1), y, sens, mask=index, threshold=0.5)
+    b = fairness_report(pred, y, sens, mask=mask, threshold=0.5)
+    assert a == b
+    y_hat = (pred[mask] > 0.5).long()
+    assert a.accuracy == pytest.approx((y_hat == y[mask]).float().mean())
+
+
+def test_unlabelled_nodes_are_never_evaluated():
+    pred, y, sens = random_case(2, 4)
+    y_unlabelled = y.clone()
+    y_unlabelled[:100] = -1
+    report = fairness_report(pred, y_unlabelled, sens)
+    expected = fairness_report(pred[100:], y[100:], sens[100:])
+    assert report == expected
+    assert sum(m.size for m in report.by_group.values()) == 300
+
+
+def test_ties_in_scores_use_average_ranks():
+    score = torch.tensor([0.5, 0.5, 0.2, 0.9, 0.5])
+    label = torch.tensor([1, 0, 0, 1, 0])
+    assert roc_auc(score, label) == pytest.approx(
+        roc_auc_score(label.numpy(), score.numpy()))
+
+
+def test_degenerate_groups_give_nan_with_a_warning():
+    pred = torch.tensor([1., -1., 1., 1.])
+    y = torch.tensor([1, 0, 0, 0])
+    sens = torch.tensor([0, 0, 1, 1])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always')
+        report = fairness_report(pred, y, sens, num_groups=3)
+    messages = sorted(str(w.message) for w in caught)
+    assert messages == [
+        'Group 1 has no positive label: its true-positive rate is NaN',
+        'Group 1 holds a single class: its AUC is NaN',
+        'Group 2 has no evaluated member: its metrics are NaN',
+    ]
+    assert math.isnan(report.by_group[1].true_positive_rate)
+    assert math.isnan(report.by_group[1].auc)
+    assert report.by_group[2].size == 0
+    assert math.isnan(report.by_group[2].positive_rate)
+    assert report.delta_eo == 0.0  # only group 0 has positives
+    assert report.delta_sp == pytest.approx(0.5)
+
+
+def test_single_class_labels_give_nan_auc_with_a_warning():
+    with pytest.warns(UserWarning, match='single class'):
+        report = fairness_report(torch.randn(10), torch.ones(10, dtype=torch.long),
+                                 torch.tensor([0, 1] * 5))
+    assert math.isnan(report.auc)
+
+
+def test_str_and_dict():
+    pred, y, sens = random_case(2, 5)
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        report = fairness_report(pred, y, sens)
+    text = str(report)
+    assert 'overall' in text and 'delta_sp' in text and 'TPR' in text
+    assert len(text.splitlines()) == 7
+    assert '<table>' in report._repr_html_()
+    d = report.to_dict()
+    assert set(d) == {'accuracy', 'auc', 'delta_sp', 'delta_eo', 'by_group'}
+    assert d['by_group'][0]['size'] == report.by_group[0].size
+    assert isinstance(report, FairnessReport)
+
+
+def test_inputs_are_not_modified():
+    pred, y, sens = random_case(2, 6, columns=2)
+    copies = [t.clone() for t in (pred, y, sens)]
+    fairness_report(pred, y, sens)
+    assert all(torch.equal(a, b) for a, b in zip(copies, (pred, y, sens)))
+
+
+@pytest.mark.parametrize('kwargs, match', [
+    (dict(pred=torch.randn(10, 3)), 'multi-class'),
+    (dict(pred=torch.randn(9)), 'one label per node'),
+    (dict(pred=[0.1] * 10), 'torch.Tensor'),
+    (dict(pred=torch.tensor([float('nan')] * 10)), 'NaN'),
+    (dict(y=torch.tensor([0, 1, 2, 0, 1, 0, 1, 0, 1, 0])), 'labels 0 and 1'),
+    (dict(y=torch.full((10, ), 0.5)), 'integer labels'),
+    (dict(sens=torch.tensor([0, 1] * 4)), 'one entry per node'),
+    (dict(mask=torch.ones(9, dtype=torch.bool)), 'shape'),
+    (dict(mask=torch.tensor([0, 11])), 'outside'),
+    (dict(mask=torch.ones(10)), 'boolean mask or'),
+    (dict(mask=[0, 1]), 'torch.Tensor'),
+    (dict(y=torch.zeros(10, dtype=torch.long, device='meta')), 'same device'),
+])
+def test_bad_inputs(kwargs, match):
+    args = dict(pred=torch.randn(10), y=torch.tensor([0, 1] * 5),
+                sens=torch.tensor([0, 0, 1, 1, 0, 1, 0, 1, 0, 1]))
+    args.update(kwargs)
+    mask = args.pop('mask', None)
+    with pytest.raises(ValueError, match=match):
+        fairness_report(args['pred'], args['y'], args['sens'], mask=mask)
