@@ -96,6 +96,8 @@ def reference_sample(edge_index: Tensor, sens: Sequence[int],
         quota = reference_quota([sens[src[e]] for e in edges], sens[i], beta,
                                 min_keep)
         for group, k in quota.items():
+            if k == 0:
+                continue
             members = [e for e in edges if sens[src[e]] == group]
             w = np.array([weight[src[e]] for e in members], dtype=np.float64)
             mask[rng.choice(members, k, replace=False, p=w / w.sum())] = True

@@ -2,7 +2,6 @@ r"""Full-batch training of a vanilla or BeMap GCN with validation-based model
 selection, shared by the command line and the examples.
 """
 import copy
-from dataclasses import dataclass
 from typing import Dict, Optional
 
 import torch
@@ -10,6 +9,7 @@ from torch import Tensor
 from torch_geometric.data import Data
 from torch_geometric.nn import GCNConv
 
+from pyg_bemap.metrics import fairness_report
 from pyg_bemap.nn import BeMapConv
 
 
@@ -35,33 +35,6 @@ class TwoLayerGCN(torch.nn.Module):
         return self.conv2(x, edge_index)
 
 
-@dataclass
-class Scores:
-    r"""Accuracy and fairness gaps of binary predictions."""
-    accuracy: float
-    delta_sp: float
-    delta_eo: float
-
-    def as_dict(self) -> Dict[str, float]:
-        return {'accuracy': self.accuracy, 'delta_sp': self.delta_sp,
-                'delta_eo': self.delta_eo}
-
-
-def score(logits: Tensor, y: Tensor, s: Tensor, mask: Tensor) -> Scores:
-    r"""Accuracy, statistical-parity gap and equal-opportunity gap (max minus
-    min over groups) of the argmax predictions on :obj:`mask`.
-    """
-    pred = logits[mask].argmax(-1)
-    y, s = y[mask], s[mask]
-    groups = torch.unique(s)
-    positive = torch.stack([pred[s == g].float().mean() for g in groups])
-    tpr = torch.stack([pred[(s == g) & (y == 1)].float().mean()
-                       for g in groups])
-    return Scores(accuracy=float((pred == y).float().mean()),
-                  delta_sp=float(positive.max() - positive.min()),
-                  delta_eo=float(tpr.max() - tpr.min()))
-
-
 def train_node_classifier(model: torch.nn.Module, data: Data,
                           epochs: int = 200, lr: float = 1e-3,
                           weight_decay: float = 1e-5,
@@ -70,7 +43,7 @@ def train_node_classifier(model: torch.nn.Module, data: Data,
     keeps the parameters of the epoch with the best validation accuracy.
 
     Returns a dictionary with the selected epoch and the validation and test
-    :class:`Scores` of the selected model.
+    :class:`~pyg_bemap.FairnessReport` of the selected model.
     """
     if seed is not None:
         torch.manual_seed(seed)
@@ -88,7 +61,8 @@ def train_node_classifier(model: torch.nn.Module, data: Data,
         model.eval()
         with torch.no_grad():
             out = model(data.x, data.edge_index)
-        val = score(out, data.y, data.s, data.val_mask).accuracy
+        val = fairness_report(out, data.y, data.s,
+                              mask=data.val_mask).accuracy
         if val > best[0]:
             best = (val, epoch, copy.deepcopy(model.state_dict()))
     model.load_state_dict(best[2])
@@ -97,6 +71,6 @@ def train_node_classifier(model: torch.nn.Module, data: Data,
         out = model(data.x, data.edge_index)
     return {
         'epoch': best[1],
-        'val': score(out, data.y, data.s, data.val_mask),
-        'test': score(out, data.y, data.s, data.test_mask),
+        'val': fairness_report(out, data.y, data.s, mask=data.val_mask),
+        'test': fairness_report(out, data.y, data.s, mask=data.test_mask),
     }

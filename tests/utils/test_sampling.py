@@ -100,8 +100,10 @@ def test_ceil_follows_python_float_arithmetic():
     assert quota[0, 0].item() == math.ceil(0.55 * 100) == 56
 
 
-def test_reference_sampler_obeys_rule_4():
-    data = random_graph(30, 300, 2, seed=2)
+@pytest.mark.parametrize('num_groups', [2, 3])
+@pytest.mark.parametrize('seed', range(5))
+def test_reference_sampler_obeys_rule_4(num_groups, seed):
+    data = random_graph(30, 150, num_groups, seed=seed)
     mask = reference_sample(data.edge_index, data.s.tolist(), [1.0] * 30)
     assert_rule_4(data.edge_index, mask, data.s)
 

@@ -1,0 +1,29 @@
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def run(script, *args):
+    return subprocess.run([sys.executable, os.path.join(ROOT, script), *args],
+                          capture_output=True, text=True, timeout=600,
+                          check=True).stdout
+
+
+def test_bias_amplification_example():
+    out = run('examples/bias_amplification.py', '--epochs', '3', '--nodes',
+              '300')
+    for text in ('Theorem 1', 'Lemma 2', 'delta_sp', 'conv2',
+                 'fair sample', 'probe'):
+        assert text in out
+
+
+@pytest.mark.parametrize('args', [['--nodes', '3000', '--degree', '6',
+                                   '--repeat', '1']])
+def test_core_benchmark_runs(args):
+    out = run('benchmarks/bench_core.py', *args)
+    assert 'speed-up over the reference' in out
+    assert 'resample / training step' in out
