@@ -1,0 +1,192 @@
+import dataclasses
+import lzma
+import os
+import os.path as osp
+import shutil
+
+import pytest
+import torch
+from torch_geometric.utils import contains_self_loops, is_undirected
+
+import pyg_bemap.datasets.fair_graph as fair_graph
+from pyg_bemap.datasets import FairGraphDataset, load_nba, split_masks
+from pyg_bemap.datasets.fair_graph import git_blob_id, scale_features
+
+SHARED = osp.join(osp.dirname(__file__), '..', '..', '..', 'shared',
+                  'datasets')
+needs_shared = pytest.mark.skipif(not osp.isdir(SHARED),
+                                  reason='needs ../shared/datasets')
+
+# PROVENANCE.md's verified statistics, with the feature counts of the
+# reference loaders (sensitive attribute excluded).
+EXPECTED = {
+    'nba': (403, 10621, 95, [90, 154, 159], [296, 107]),
+    'recidivism': (18876, 311870, 17, [0, 11772, 7104], [9317, 9559]),
+    'credit': (30000, 137377, 12, [0, 6636, 23364], [27315, 2685]),
+    'german': (1000, 21742, 26, [0, 300, 700], [690, 310]),
+}
+
+
+def with_raw(root, name):
+    raw = osp.join(root, name, 'raw')
+    os.makedirs(raw, exist_ok=True)
+    if name != 'nba':
+        for file in os.listdir(osp.join(SHARED, name)):
+            os.symlink(osp.abspath(osp.join(SHARED, name, file)),
+                       osp.join(raw, file))
+    return root
+
+
+@needs_shared
+@pytest.mark.parametrize('name', list(EXPECTED))
+def test_real_graphs_match_the_provenance_statistics(tmp_path, name):
+    data = FairGraphDataset(with_raw(str(tmp_path), name), name)[0]
+    nodes, edges, features, labels, groups = EXPECTED[name]
+    assert data.num_nodes == nodes
+    assert data.edge_index.size(1) == 2 * edges
+    assert is_undirected(data.edge_index)
+    assert not contains_self_loops(data.edge_index)
+    key = data.edge_index[0] * nodes + data.edge_index[1]
+    assert key.unique().numel() == key.numel()
+    assert data.x.shape == (nodes, features) and data.x.dtype == torch.float
+    assert float(data.x.min()) >= -1 and float(data.x.max()) <= 1
+    assert torch.bincount(data.y + 1, minlength=3).tolist() == labels
+    assert torch.bincount(data.s).tolist() == groups
+    labelled = int((data.y >= 0).sum())
+    masks = torch.stack([data.train_mask, data.val_mask, data.test_mask])
+    assert bool((masks.sum(0) <= 1).all())
+    assert not bool(masks[:, data.y < 0].any())
+    assert int(data.train_mask.sum()) == labelled // 2
+    assert int(data.val_mask.sum()) == 3 * labelled // 4 - labelled // 2
+
+
+def test_nba_ships_with_the_package(tmp_path):
+    data = load_nba(str(tmp_path))
+    assert data.num_nodes == 403 and data.x.size(1) == 95
+    assert os.listdir(tmp_path / 'nba' / 'raw') == sorted(
+        os.listdir(tmp_path / 'nba' / 'raw'))  # files copied, not fetched
+    assert set(os.listdir(tmp_path / 'nba' / 'raw')) == {
+        'nba.csv.xz', 'nba_relationship.txt.xz'}
+
+
+def test_options_change_the_processed_graph(tmp_path):
+    root = str(tmp_path)
+    base = FairGraphDataset(root, 'nba')[0]
+    other = FairGraphDataset(root, 'nba', split_seed=1)[0]
+    assert not torch.equal(base.train_mask, other.train_mask)
+    assert torch.equal(base.x, other.x)
+    kept = FairGraphDataset(root, 'nba', keep_sensitive=True)[0]
+    assert kept.x.size(1) == 96
+    raw = FairGraphDataset(root, 'nba', feature_norm=False)[0]
+    assert float(raw.x.max()) > 1
+    budget = FairGraphDataset(root, 'nba', label_budget='reference')[0]
+    assert int(budget.train_mask.sum()) == 100
+    assert torch.equal(budget.val_mask, base.val_mask)
+    assert len(os.listdir(tmp_path / 'nba' / 'processed')) >= 5
+
+
+def test_german_maps_strings_and_labels(tmp_path):
+    if not osp.isdir(SHARED):
+        pytest.skip('needs ../shared/datasets')
+    data = FairGraphDataset(with_raw(str(tmp_path), 'german'), 'german',
+                            keep_sensitive=True, feature_norm=False)[0]
+    assert data.x.size(1) == 27  # NIFTY's feature count, Gender kept
+    assert set(data.y.tolist()) == {0, 1}
+
+
+def test_alias_and_unknown_names(tmp_path):
+    assert FairGraphDataset.__name__ == 'FairGraphDataset'
+    with pytest.raises(ValueError, match='Unknown dataset'):
+        FairGraphDataset(str(tmp_path), 'cora')
+    with pytest.raises(ValueError, match='label_budget'):
+        FairGraphDataset(str(tmp_path), 'nba', label_budget=0)
+
+
+@needs_shared
+def test_bail_alias(tmp_path):
+    root = with_raw(str(tmp_path), 'recidivism')
+    assert FairGraphDataset(root, 'bail').name == 'recidivism'
+
+
+def test_checksum_mismatch_is_a_clear_error(tmp_path):
+    raw = tmp_path / 'nba' / 'raw'
+    raw.mkdir(parents=True)
+    with lzma.open(osp.join(fair_graph.BUNDLED_DIR, 'nba',
+                            'nba.csv.xz')) as handle:
+        content = handle.read()
+    (raw / 'nba.csv').write_bytes(content.replace(b'SALARY', b'SALARZ', 1))
+    shutil.copy(osp.join(fair_graph.BUNDLED_DIR, 'nba',
+                         'nba_relationship.txt.xz'), raw)
+    with pytest.raises(ValueError, match='not the published'):
+        FairGraphDataset(str(tmp_path), 'nba')
+
+
+def test_failed_download_says_where_to_put_the_files(tmp_path, monkeypatch):
+    def offline(url, folder, *args, **kwargs):
+        raise OSError('no network')
+
+    monkeypatch.setattr(fair_graph, 'download_url', offline)
+    with pytest.raises(RuntimeError, match='by hand') as info:
+        FairGraphDataset(str(tmp_path), 'credit')
+    assert 'credit.csv' in str(info.value)
+    assert str(tmp_path / 'credit' / 'raw') in str(info.value)
+
+
+POKEC_HEADER = ('user_id,public,completion_percentage,gender,region,AGE,'
+                'I_am_working_in_field,spoken_languages_indicator,'
+                'hobbies_indicator')
+
+
+@pytest.mark.parametrize('name, stem', [('pokec_z', 'region_job'),
+                                        ('pokec_n', 'region_job_2')])
+def test_pokec_loaders_on_synthetic_files(tmp_path, monkeypatch, name, stem):
+    gen = torch.Generator().manual_seed(0)
+    ids = torch.randperm(10**6, generator=gen)[:50] + 10**5
+    working = torch.randint(-1, 4, (50, ), generator=gen)
+    region = torch.randint(0, 2, (50, ), generator=gen)
+    lines = [POKEC_HEADER]
+    for i in range(50):
+        lines.append(f'{ids[i]},1,{i % 100},{i % 2},{region[i]},{20 + i},'
+                     f'{working[i]},{i % 3},{i % 5}')
+    node_text = ('\n'.join(lines) + '\n').encode()
+    src = torch.randint(0, 50, (200, ), generator=gen)
+    dst = torch.randint(0, 50, (200, ), generator=gen)
+    edge_text = ''.join(f'{ids[a]}\t{ids[b]}\n' for a, b in zip(src, dst))
+    raw = tmp_path / name / 'raw'
+    raw.mkdir(parents=True)
+    (raw / f'{stem}.csv').write_bytes(node_text)
+    with lzma.open(raw / f'{stem}_relationship.txt.xz', 'wb') as handle:
+        handle.write(edge_text.encode())
+    spec = fair_graph.SPECS[name]
+    monkeypatch.setitem(fair_graph.SPECS, name, dataclasses.replace(
+        spec,
+        node_file=dataclasses.replace(spec.node_file,
+                                      git_blob=git_blob_id(node_text)),
+        edge_file=dataclasses.replace(spec.edge_file,
+                                      git_blob=git_blob_id(
+                                          edge_text.encode()))))
+    data = FairGraphDataset(str(tmp_path), name, feature_norm=False)[0]
+    assert data.num_nodes == 50 and data.x.size(1) == 6
+    expected_y = torch.where(working < 0, -1, (working > 0).long())
+    assert torch.equal(data.y, expected_y)
+    assert torch.equal(data.s, region)
+    assert is_undirected(data.edge_index)
+    assert not contains_self_loops(data.edge_index)
+    pairs = set(zip(data.edge_index[0].tolist(), data.edge_index[1].tolist()))
+    for a, b in zip(src.tolist(), dst.tolist()):
+        if a != b:
+            assert (a, b) in pairs and (b, a) in pairs
+    assert data.x[:, 3].tolist() == [float(20 + i) for i in range(50)]  # AGE
+
+
+def test_split_masks_and_scaling():
+    y = torch.tensor([-1, 0, 1, 1, 0, 1, 0, 0, 1, -1, 1, 0])
+    train, val, test = split_masks(y, seed=3)
+    assert int(train.sum()) == 5 and int(val.sum()) == 2
+    assert int(test.sum()) == 3
+    assert not bool((train & val).any() | (train & test).any())
+    train_budget, _, _ = split_masks(y, seed=3, label_budget=2)
+    assert int(train_budget.sum()) == 2 and bool((train_budget <= train).all())
+    x = torch.tensor([[0., 5., 1.], [10., 5., 3.], [5., 5., 2.]])
+    assert scale_features(x).tolist() == [[-1., 0., -1.], [1., 0., 1.],
+                                          [0., 0., 0.]]
