@@ -1,19 +1,54 @@
+import os
+
 import pytest
 
-from pyg_bemap.cli import main
+from pyg_bemap.cli import main, side_by_side
 
 
-def test_train_prints_both_models(capsys):
-    assert main(['train', '--epochs', '3', '--nodes', '200',
-                 '--hidden', '8']) == 0
+def test_train_prints_both_reports_side_by_side(capsys, tmp_path):
+    assert main(['train', '--epochs', '3', '--root', str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert 'GCN' in out and 'BeMap(sym)' in out and 'dSP' in out
+    assert 'nba: 403 nodes' in out
+    header = [line for line in out.splitlines() if 'BeMap(sym)' in line][0]
+    assert header.startswith('GCN: epoch')
+    assert out.count('delta_sp') == 2
+
+
+def test_train_synthetic_and_gat(capsys, tmp_path):
+    assert main(['train', '--dataset', 'synthetic', '--epochs', '2',
+                 '--method', 'BeMap(gat)', '--root', str(tmp_path)]) == 0
+    assert 'GAT: epoch' in capsys.readouterr().out
+
+
+def test_reproduce_writes_the_tables(capsys, tmp_path):
+    out = tmp_path / 'results'
+    assert main(['reproduce', '--root', str(tmp_path), '--out', str(out),
+                 '--datasets', 'nba', '--methods', 'GCN', 'BeMap(sym)',
+                 '--seeds', '2', '--epochs', '3']) == 0
+    assert sorted(os.listdir(out)) == ['paper_table.csv', 'paper_table.md',
+                                       'tradeoff_nba.png']
+    lines = (out / 'paper_table.csv').read_text().splitlines()
+    assert lines[0] == ('dataset,method,selection,seeds,acc_mean,acc_std,'
+                        'auc_mean,auc_std,sp_mean,sp_std,eo_mean,eo_std')
+    assert len(lines) == 1 + 2 * 3  # two methods, three selections
+    assert 'test-set selection' in (out / 'paper_table.md').read_text()
+
+
+def test_datasets_lists_every_dataset(capsys, tmp_path):
+    assert main(['datasets', '--root', str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    for name in ('nba', 'recidivism', 'credit', 'german', 'pokec_z',
+                 'pokec_n'):
+        assert name in out
+    assert 'missing' in out and '[bundled]' in out
 
 
 @pytest.mark.parametrize('argv', [
     ['train', '--epochs', '0'],
     ['train', '--beta', '2'],
-    ['train', '--strategy', 'random'],
+    ['train', '--dataset', 'cora'],
+    ['train', '--method', 'GCN'],
+    ['reproduce', '--seeds', '0'],
     ['fly'],
     [],
 ])
@@ -24,8 +59,14 @@ def test_bad_arguments_exit_with_an_error(argv, capsys):
     assert 'error' in capsys.readouterr().err
 
 
-def test_help(capsys):
+@pytest.mark.parametrize('command', ['train', 'reproduce', 'datasets'])
+def test_help(command, capsys):
     with pytest.raises(SystemExit) as info:
-        main(['train', '--help'])
+        main([command, '--help'])
     assert info.value.code == 0
-    assert 'validation' in capsys.readouterr().out
+    assert 'usage' in capsys.readouterr().out
+
+
+def test_side_by_side():
+    text = side_by_side('a\nbb', 'c', ['L', 'R'])
+    assert text.splitlines() == ['L     R', 'a     c', 'bb']

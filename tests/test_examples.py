@@ -13,9 +13,9 @@ def run(script, *args):
                           check=True).stdout
 
 
-def test_bias_amplification_example():
-    out = run('examples/bias_amplification.py', '--epochs', '3', '--nodes',
-              '300')
+def test_bias_amplification_example(tmp_path):
+    out = run('examples/bias_amplification.py', '--epochs', '3', '--root',
+              str(tmp_path))
     for text in ('Theorem 1', 'Lemma 2', 'delta_sp', 'conv2',
                  'fair sample', 'probe'):
         assert text in out

@@ -1,15 +1,32 @@
-r"""The :obj:`pyg-bemap` command."""
+r"""The :obj:`pyg-bemap` command: :obj:`train`, :obj:`reproduce` and
+:obj:`datasets`."""
 import argparse
+import os.path as osp
 import sys
 import time
+import warnings
 from typing import List, Optional
 
-import torch
+from tqdm import tqdm
 
-from pyg_bemap.datasets import biased_sbm
-from pyg_bemap.train import TwoLayerGCN, train_node_classifier
+from pyg_bemap.datasets import (
+    ALIASES,
+    SPECS,
+    FairGraphDataset,
+    biased_sbm,
+    default_root,
+)
+from pyg_bemap.experiments import (
+    METHODS,
+    PAPER_BUDGETS,
+    Hyper,
+    select,
+    train_and_record,
+)
+from pyg_bemap.metrics import FairnessReport
 from pyg_bemap.transforms import BalanceAwareSampling
-from pyg_bemap.utils.sampling import STRATEGIES
+
+DATASETS = sorted(SPECS) + sorted(ALIASES) + ['synthetic']
 
 
 def _positive_int(text: str) -> int:
@@ -32,54 +49,117 @@ def build_parser() -> argparse.ArgumentParser:
         prog='pyg-bemap',
         description='BeMap (balanced message passing) for fair GNNs.')
     commands = parser.add_subparsers(dest='command', required=True)
+
     train = commands.add_parser(
-        'train', help='train a vanilla GCN and a BeMap GCN and compare them',
-        description='Trains a vanilla 2-layer GCN and BeMap(sym) on the '
-        'built-in graph, selects each model on the validation split and '
-        'prints test accuracy and fairness gaps side by side.')
-    train.add_argument('--epochs', type=_positive_int, default=100)
+        'train', help='train a vanilla model and its BeMap version',
+        description='Trains a vanilla model and its BeMap version on one '
+        'dataset (the bundled NBA graph by default), selects each on the '
+        'validation AUC and prints both test fairness reports side by side.')
+    train.add_argument('--dataset', choices=DATASETS, default='nba')
+    train.add_argument('--root', default=default_root(),
+                       help='dataset directory (default: %(default)s)')
+    train.add_argument('--method', choices=[m for m in METHODS
+                                            if m.startswith('BeMap')],
+                       default='BeMap(sym)')
     train.add_argument('--seed', type=int, default=0)
-    train.add_argument('--hidden', type=_positive_int, default=128)
-    train.add_argument('--lr', type=float, default=1e-2)
-    train.add_argument('--strategy', choices=STRATEGIES, default='balance')
+    train.add_argument('--epochs', type=_positive_int, default=400)
+    train.add_argument('--patience', type=_positive_int, default=100)
     train.add_argument('--beta', type=_share, default=0.25)
-    train.add_argument('--min-keep', type=int, default=4)
-    train.add_argument('--nodes', type=_positive_int, default=2000,
-                       help='size of the built-in synthetic graph')
+    train.add_argument('--min-keep', type=_positive_int, default=4)
+
+    reproduce = commands.add_parser(
+        'reproduce', help="run the paper's experiments and write the tables",
+        description="Runs every method on every dataset with several seeds "
+        "and writes paper_table.csv, paper_table.md and one plot per dataset.")
+    reproduce.add_argument('--root', default=default_root())
+    reproduce.add_argument('--out', default=osp.join('examples', 'results'))
+    reproduce.add_argument('--datasets', nargs='+',
+                           default=['nba', 'recidivism', 'credit', 'german'],
+                           choices=sorted(SPECS) + sorted(ALIASES))
+    reproduce.add_argument('--methods', nargs='+', default=list(METHODS),
+                           choices=list(METHODS))
+    reproduce.add_argument('--seeds', type=_positive_int, default=5)
+    reproduce.add_argument('--epochs', type=_positive_int, default=400)
+    reproduce.add_argument('--patience', type=_positive_int, default=100)
+
+    datasets = commands.add_parser(
+        'datasets', help='list the datasets and where their files are',
+        description='Lists the datasets, their raw files and whether they '
+        'are present under the root directory.')
+    datasets.add_argument('--root', default=default_root())
     return parser
 
 
+def side_by_side(left: str, right: str, titles: List[str]) -> str:
+    r"""Two text blocks next to each other."""
+    a, b = left.splitlines(), right.splitlines()
+    width = max(len(line) for line in a + [titles[0]]) + 4
+    a += [''] * (len(b) - len(a))
+    b += [''] * (len(a) - len(b))
+    lines = [titles[0].ljust(width) + titles[1]]
+    lines += [(x.ljust(width) + y).rstrip() for x, y in zip(a, b)]
+    return '\n'.join(lines)
+
+
 def run_train(args: argparse.Namespace) -> None:
-    data = biased_sbm(args.nodes, seed=args.seed)
+    if args.dataset == 'synthetic':
+        data = biased_sbm(seed=args.seed)
+    else:
+        data = FairGraphDataset(args.root, args.dataset,
+                                split_seed=args.seed)[0]
     data = BalanceAwareSampling(sens_attr='s')(data)
-    print(f'built-in biased SBM: {data.num_nodes} nodes, '
-          f'{data.num_edges // 2} undirected edges, groups '
-          f'{torch.bincount(data.s).tolist()}')
-    rows = []
-    for name, bemap in (('GCN', False), ('BeMap(sym)', True)):
-        torch.manual_seed(args.seed)
-        model = TwoLayerGCN(data.num_features, args.hidden, 2, bemap=bemap,
-                            **(dict(beta=args.beta, min_keep=args.min_keep,
-                                    strategy=args.strategy) if bemap else {}))
+    print(f'{args.dataset}: {data.num_nodes} nodes, {data.num_edges // 2} '
+          f'undirected edges, {data.num_features} features')
+    hyper = Hyper(epochs=args.epochs, patience=args.patience, beta=args.beta,
+                  min_keep=args.min_keep)
+    vanilla = 'GAT' if 'gat' in args.method else 'GCN'
+    reports: List[FairnessReport] = []
+    titles = []
+    for method in (vanilla, args.method):
+        bar = tqdm(total=hyper.epochs, desc=method, leave=False)
         start = time.perf_counter()
-        result = train_node_classifier(model, data, args.epochs, lr=args.lr,
-                                       seed=args.seed)
-        elapsed = time.perf_counter() - start
-        rows.append((name, result, elapsed))
-    print(f"\n{'model':<12}{'epoch':>7}{'val acc':>9}{'test acc':>10}"
-          f"{'dSP':>8}{'dEO':>8}{'time':>8}")
-    for name, result, elapsed in rows:
-        test = result['test']
-        print(f"{name:<12}{result['epoch']:>7}{result['val'].accuracy:>9.3f}"
-              f"{test.accuracy:>10.3f}{test.delta_sp:>8.3f}"
-              f"{test.delta_eo:>8.3f}{elapsed:>7.1f}s")
-    print('\nModels selected by validation accuracy; test-split figures.')
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore', UserWarning)
+            records = train_and_record(data, method, args.seed, hyper,
+                                       on_epoch=lambda: bar.update()).records
+        bar.close()
+        chosen = select(records, 'val-auc', PAPER_BUDGETS.get(args.dataset))
+        assert chosen is not None
+        reports.append(chosen.test)
+        titles.append(f'{method}: epoch {chosen.epoch}, '
+                      f'{time.perf_counter() - start:.1f}s')
+    print(side_by_side(str(reports[0]), str(reports[1]), titles))
+    print('\nTest split; each model selected on the best validation AUC.')
+
+
+def run_reproduce(args: argparse.Namespace) -> None:
+    from pyg_bemap.reproduce import reproduce
+    hyper = Hyper(epochs=args.epochs, patience=args.patience)
+    reproduce(args.root, args.out, args.datasets, args.methods,
+              list(range(args.seeds)), hyper)
+    print(f"Wrote {osp.join(args.out, 'paper_table.csv')}, "
+          f"{osp.join(args.out, 'paper_table.md')} and the plots")
+
+
+def run_datasets(args: argparse.Namespace) -> None:
+    print(f'root: {args.root}')
+    for name, spec in SPECS.items():
+        raw = osp.join(args.root, name, 'raw')
+        files = []
+        for file in (spec.node_file, spec.edge_file):
+            here = any(osp.exists(osp.join(raw, f'{file.name}{ext}'))
+                       for ext in ('', '.xz'))
+            files.append(f"{file.name} ({'present' if here else 'missing'})")
+        bundled = ' [bundled]' if name == 'nba' else ''
+        print(f'{name:<11}{bundled:<10} ' + ', '.join(files))
+    print("Missing files are downloaded on first use; 'bail' is an alias of "
+          "'recidivism'.")
 
 
 def main(argv: Optional[List[str]] = None) -> int:
     args = build_parser().parse_args(argv)
-    if args.command == 'train':
-        run_train(args)
+    {'train': run_train, 'reproduce': run_reproduce,
+     'datasets': run_datasets}[args.command](args)
     return 0
 
 

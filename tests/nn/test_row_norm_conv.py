@@ -15,3 +15,17 @@ def test_row_norm_conv_is_the_mean_over_node_and_neighbours():
     assert torch.allclose(out, expected, atol=1e-6)
     out.sum().backward()
     assert conv.lin.weight.grad is not None
+
+
+def test_both_orders_compute_the_same_function():
+    torch.manual_seed(0)
+    wide = RowNormConv(3, 5)  # aggregates first
+    x = torch.randn(6, 3)
+    edge_index = torch.tensor([[0, 1, 2, 3, 4, 5, 5], [1, 2, 3, 4, 5, 0, 2]])
+    h = wide.lin(x)
+    src, dst = edge_index
+    expected = h.clone()
+    for i in range(6):
+        members = [i] + src[dst == i].tolist()
+        expected[i] = h[members].mean(0)
+    assert torch.allclose(wide(x, edge_index), expected, atol=1e-6)

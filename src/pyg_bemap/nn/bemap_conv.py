@@ -185,10 +185,12 @@ def _as_edge_pairs(adj: Any) -> Tuple[Tensor, Any]:
     if is_torch_sparse_tensor(adj):
         index, value = to_edge_index(adj)  # transposed, as above
         size = (adj.size(0), adj.size(1))
-        convert = to_torch_csr_tensor if adj.layout == torch.sparse_csr \
-            else to_torch_coo_tensor
-        return index.flip(0), lambda mask: convert(index[:, mask],
-                                                   value[mask], size)
+        csr = adj.layout == torch.sparse_csr
+        convert = to_torch_csr_tensor if csr else to_torch_coo_tensor
+        # Masking keeps a coalesced (sorted, unique) order.
+        sorted_ = csr or adj.is_coalesced()
+        return index.flip(0), lambda mask: convert(
+            index[:, mask], value[mask], size, is_coalesced=sorted_)
     if not isinstance(adj, Tensor):
         raise ValueError(f"'edge_index' must be a tensor, a SparseTensor or a "
                          f"torch.sparse adjacency (got {type(adj).__name__})")

@@ -15,7 +15,9 @@ class RowNormConv(MessagePassing):
         \frac{1}{|\mathcal{N}(i)| + 1} \sum_{j \in \mathcal{N}(i) \cup
         \{ i \}} \mathbf{x}_j + \mathbf{b}.
 
-    Existing self-loops are replaced by exactly one per node. Wrapped as
+    Existing self-loops are replaced by exactly one per node. The linear map
+    runs after the aggregation when that is cheaper (fewer input than output
+    channels); both orders compute the same function. Wrapped as
     :obj:`BeMapConv(RowNormConv(in_channels, out_channels))`, the mean runs
     over the fair neighbourhood including the node.
 
@@ -45,6 +47,8 @@ class RowNormConv(MessagePassing):
     def forward(self, x: Tensor, edge_index: Tensor) -> Tensor:
         edge_index, _ = remove_self_loops(edge_index)
         edge_index, _ = add_self_loops(edge_index, num_nodes=x.size(0))
+        if self.in_channels < self.out_channels:
+            return self.lin(self.propagate(edge_index, x=x))
         return self.propagate(edge_index, x=self.lin(x))
 
     def __repr__(self) -> str:
