@@ -1,0 +1,107 @@
+import math
+
+import pytest
+import torch
+from torch_geometric.typing import WITH_TORCH_SPARSE, SparseTensor
+
+from pyg_bemap import BalanceAwareSampling, BeMapConv
+from pyg_bemap.datasets import biased_sbm
+from pyg_bemap.experiments import (
+    METHODS,
+    EpochRecord,
+    Hyper,
+    NodeClassifier,
+    fast_graph,
+    select,
+    train_and_record,
+)
+from pyg_bemap.metrics import FairnessReport
+from pyg_bemap.reproduce import _summarise, markdown_table
+
+
+def report(acc, auc, sp, eo):
+    return FairnessReport(acc, auc, sp, eo, {})
+
+
+def record(epoch, val, test):
+    return EpochRecord(epoch, report(*val), report(*test))
+
+
+RECORDS = [
+    record(1, (0.70, 0.80, 0.01, 0.01), (0.90, 0.8, 0.01, 0.01)),
+    record(2, (0.80, 0.85, 0.20, 0.01), (0.60, 0.8, 0.01, 0.01)),
+    record(3, (0.75, 0.85, 0.01, 0.02), (0.95, 0.8, 0.20, 0.01)),
+    record(4, (0.60, float('nan'), 0.0, 0.0), (0.99, 0.9, 0.0, 0.0)),
+]
+
+
+def test_selection_rules():
+    assert select(RECORDS, 'val-auc', None).epoch == 2  # earliest best AUC
+    assert select(RECORDS, 'val-fair', 0.05).epoch == 3
+    assert select(RECORDS, 'paper', 0.05).epoch == 4  # test-set selection
+    assert select(RECORDS, 'val-fair', None) is None
+    assert select(RECORDS, 'paper', 0.0) is None
+
+
+@pytest.mark.parametrize('method', list(METHODS))
+def test_every_method_builds_and_trains(method):
+    data = BalanceAwareSampling()(biased_sbm(200, seed=1))
+    result = train_and_record(data, method, seed=0, hyper=Hyper(epochs=3))
+    assert [r.epoch for r in result.records] == [1, 2, 3]
+    backbone, strategy = METHODS[method]
+    assert isinstance(result.model.conv1, BeMapConv) == (strategy is not None)
+    if strategy is not None:
+        assert result.model.conv1.strategy == strategy
+    assert not result.model.training
+
+
+def test_training_keeps_the_best_validation_epoch_and_stops_early():
+    data = BalanceAwareSampling()(biased_sbm(300, seed=2))
+    result = train_and_record(data, 'GCN', 0, Hyper(epochs=60, patience=5))
+    best = select(result.records, 'val-auc', None)
+    assert len(result.records) <= 60
+    assert len(result.records) == 60 or \
+        len(result.records) - best.epoch == 5
+    from pyg_bemap.metrics import fairness_report
+    graph = fast_graph(data, 'gcn')
+    with torch.no_grad():
+        out = result.model(data.x, graph)
+    again = fairness_report(out, data.y, data.s, mask=data.val_mask)
+    assert again.auc == pytest.approx(best.val.auc)
+
+
+def test_same_seed_same_records():
+    data = BalanceAwareSampling()(biased_sbm(200, seed=3))
+    a = train_and_record(data, 'BeMap(sym)', 7, Hyper(epochs=4)).records
+    b = train_and_record(data, 'BeMap(sym)', 7, Hyper(epochs=4)).records
+    assert [r.test for r in a] == [r.test for r in b]
+
+
+def test_fast_graph_layouts():
+    data = BalanceAwareSampling()(biased_sbm(100, seed=4))
+    assert type(fast_graph(data, 'gat')) is torch.Tensor
+    graph = fast_graph(data, 'gcn')
+    if WITH_TORCH_SPARSE:
+        assert isinstance(graph, SparseTensor)
+        assert graph.nnz() == data.num_edges
+    else:  # pragma: no cover
+        assert graph.layout == torch.sparse_csr
+
+
+def test_classifier_outputs_one_logit_per_node():
+    model = NodeClassifier(8, 'row', 'uniform', Hyper(hidden=4))
+    data = BalanceAwareSampling()(biased_sbm(50, num_features=8))
+    assert model(data.x, data.edge_index).shape == (50, )
+
+
+def test_summary_and_markdown():
+    row = _summarise(('nba', 'GCN', 'paper'), RECORDS[:2])
+    assert row['seeds'] == 2
+    assert row['acc_mean'] == pytest.approx(75.0)
+    assert row['acc_std'] == pytest.approx(math.sqrt(450))
+    empty = _summarise(('german', 'GCN', 'paper'), [])
+    assert empty['seeds'] == 0 and math.isnan(empty['acc_mean'])
+    text = markdown_table([row, empty])
+    assert '| nba | GCN | 2 | 75.00 ± 21.21 |' in text
+    assert '| german | GCN | 0 | n/a |' in text
+    assert 'test-set selection' in text
