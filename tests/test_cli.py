@@ -46,6 +46,7 @@ def test_datasets_lists_every_dataset(capsys, tmp_path):
 @pytest.mark.parametrize('argv', [
     ['train', '--epochs', '0'],
     ['train', '--beta', '2'],
+    ['train', '--min-keep', '-1'],
     ['train', '--dataset', 'cora'],
     ['train', '--method', 'GCN'],
     ['reproduce', '--seeds', '0'],

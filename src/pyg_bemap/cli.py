@@ -5,7 +5,7 @@ import os.path as osp
 import sys
 import time
 import warnings
-from typing import List, Optional
+from typing import Callable, List, Optional
 
 from tqdm import tqdm
 
@@ -29,12 +29,19 @@ from pyg_bemap.transforms import BalanceAwareSampling
 DATASETS = sorted(SPECS) + sorted(ALIASES) + ['synthetic']
 
 
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f'must be a positive integer '
-                                         f'(got {text})')
-    return value
+def _int_at_least(minimum: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        value = int(text)
+        if value < minimum:
+            raise argparse.ArgumentTypeError(
+                f'must be an integer of at least {minimum} (got {text})')
+        return value
+
+    return parse
+
+
+_positive_int = _int_at_least(1)
+_non_negative_int = _int_at_least(0)
 
 
 def _share(text: str) -> float:
@@ -56,22 +63,19 @@ def build_parser() -> argparse.ArgumentParser:
         'dataset (the bundled NBA graph by default), selects each on the '
         'validation AUC and prints both test fairness reports side by side.')
     train.add_argument('--dataset', choices=DATASETS, default='nba')
-    train.add_argument('--root', default=default_root(),
-                       help='dataset directory (default: %(default)s)')
+    _add_training_options(train)
     train.add_argument('--method', choices=[m for m in METHODS
                                             if m.startswith('BeMap')],
                        default='BeMap(sym)')
     train.add_argument('--seed', type=int, default=0)
-    train.add_argument('--epochs', type=_positive_int, default=400)
-    train.add_argument('--patience', type=_positive_int, default=100)
     train.add_argument('--beta', type=_share, default=0.25)
-    train.add_argument('--min-keep', type=_positive_int, default=4)
+    train.add_argument('--min-keep', type=_non_negative_int, default=4)
 
     reproduce = commands.add_parser(
         'reproduce', help="run the paper's experiments and write the tables",
         description="Runs every method on every dataset with several seeds "
         "and writes paper_table.csv, paper_table.md and one plot per dataset.")
-    reproduce.add_argument('--root', default=default_root())
+    _add_training_options(reproduce)
     reproduce.add_argument('--out', default=osp.join('examples', 'results'))
     reproduce.add_argument('--datasets', nargs='+',
                            default=['nba', 'recidivism', 'credit', 'german'],
@@ -79,15 +83,24 @@ def build_parser() -> argparse.ArgumentParser:
     reproduce.add_argument('--methods', nargs='+', default=list(METHODS),
                            choices=list(METHODS))
     reproduce.add_argument('--seeds', type=_positive_int, default=5)
-    reproduce.add_argument('--epochs', type=_positive_int, default=400)
-    reproduce.add_argument('--patience', type=_positive_int, default=100)
 
     datasets = commands.add_parser(
         'datasets', help='list the datasets and where their files are',
         description='Lists the datasets, their raw files and whether they '
         'are present under the root directory.')
-    datasets.add_argument('--root', default=default_root())
+    datasets.add_argument('--root', default=default_root(),
+                          help='dataset directory (default: %(default)s)')
     return parser
+
+
+def _add_training_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument('--root', default=default_root(),
+                        help='dataset directory (default: %(default)s)')
+    parser.add_argument('--epochs', type=_positive_int, default=400,
+                        help='maximum epochs (default: %(default)s)')
+    parser.add_argument('--patience', type=_positive_int, default=100,
+                        help='stop after this many epochs without a better '
+                        'validation AUC (default: %(default)s)')
 
 
 def side_by_side(left: str, right: str, titles: List[str]) -> str:

@@ -42,9 +42,8 @@ class BeMapInfo:
     """
     def __init__(self, sens: Tensor, balance: Tensor,
                  num_groups: Optional[int] = None):
-        self.sens, self.num_groups = sensitive_groups(sens, sens.numel()
-                                                      if isinstance(
-                                                          sens, Tensor) else 0,
+        num_nodes = sens.numel() if isinstance(sens, Tensor) else 0
+        self.sens, self.num_groups = sensitive_groups(sens, num_nodes,
                                                       num_groups)
         self.balance = check_balance(balance, self.sens)
         self.grouping: Optional[EdgeGrouping] = None

@@ -280,3 +280,13 @@ def test_bad_groups_and_edges():
     with pytest.raises(ValueError, match='same device'):
         balanced_edge_sample(data.edge_index, data.s.to('meta'),
                              torch.ones(30))
+
+
+def test_empty_graphs():
+    out, mask = balanced_edge_sample(torch.empty(2, 0, dtype=torch.long),
+                                     torch.empty(0, dtype=torch.long),
+                                     torch.empty(0), num_groups=2)
+    assert out.shape == (2, 0) and mask.shape == (0, )
+    out, mask = balanced_edge_sample(torch.empty(2, 0, dtype=torch.long),
+                                     torch.tensor([0, 1]), torch.ones(2))
+    assert mask.numel() == 0

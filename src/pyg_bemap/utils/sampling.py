@@ -90,7 +90,8 @@ def fair_quotas(neighbour_count: Tensor, sens: Tensor, beta: float = 0.25,
     with_self = neighbour_count + own
     present = with_self > 0
     degree = neighbour_count.sum(1)
-    balanced = with_self.masked_fill(~present, degree.max().item() + 1)
+    absent = int(with_self.max()) + 1 if with_self.numel() else 1
+    balanced = with_self.masked_fill(~present, absent)
     quota = (balanced.min(1).values.view(-1, 1) * present) - own
     one_group = present.sum(1) == 1
     # ceil in float64, as Python's math.ceil(beta * d) computes it.
