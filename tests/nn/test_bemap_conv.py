@@ -252,6 +252,8 @@ def test_sparse_tensor_adjacency():
 def test_bad_graph_type():
     data = prepared()
     conv = BeMapConv(GCNConv(8, 4))
+    with pytest.raises(ValueError, match='must be a BeMapInfo'):
+        conv(data.x, data.edge_index, bemap=(data.s, data.bemap_balance))
     with pytest.raises(ValueError, match='must be a tensor'):
         conv(data.x, [[0, 1], [1, 0]], bemap=data.edge_index.bemap)
 

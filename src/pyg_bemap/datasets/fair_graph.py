@@ -372,10 +372,10 @@ def _read_verified(path: str, file: RawFile) -> str:
 
 
 def _read_table(text: str) -> Tuple[List[str], np.ndarray]:
-    rows = list(csv.reader(io.StringIO(text)))
-    header = rows[0]
-    body = [row for row in rows[1:] if row]
-    return header, np.array(body, dtype=str).reshape(len(body), len(header))
+    header = next(csv.reader([text.split('\n', 1)[0]]))
+    table = np.loadtxt(io.StringIO(text), delimiter=',', dtype=str,
+                       skiprows=1, ndmin=2, comments=None)
+    return header, table
 
 
 def default_root() -> str:

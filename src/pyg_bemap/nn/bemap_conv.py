@@ -123,6 +123,10 @@ class BeMapConv(MessagePassing):
                 :obj:`edge_index` does not carry them. (default: :obj:`None`)
             **kwargs: Further keyword arguments of the inner layer.
         """
+        if bemap is not None and not isinstance(bemap, BeMapInfo):
+            raise ValueError(f"'bemap' must be a BeMapInfo (got "
+                             f"{type(bemap).__name__}); build one with "
+                             f"'BeMapInfo(sens, balance)'")
         info = bemap if bemap is not None else get_bemap(edge_index)
         graph = edge_index
         if isinstance(edge_index, BeMapEdgeIndex):
