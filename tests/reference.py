@@ -118,3 +118,20 @@ def inclusion_probabilities(weight: Sequence[float], k: int) -> Dict[
             left -= weight[j]
         probs[tuple(sorted(seq))] += p
     return dict(probs)
+
+
+def kept_per_group(edge_index, mask, sens, node):
+    src, dst = edge_index
+    chosen = mask & (dst == node)
+    return Counter(sens[src[chosen]].tolist())
+
+
+def assert_rule_4(edge_index, mask, sens, beta=0.25, min_keep=4):
+    src, dst = edge_index
+    assert not bool(mask[src == dst].any()), 'a self-loop was sampled'
+    nbrs = in_neighbours(edge_index, sens.numel())
+    for i in range(sens.numel()):
+        groups = [sens[j].item() for j in nbrs[i]]
+        expected = reference_quota(groups, sens[i].item(), beta, min_keep)
+        expected = {g: k for g, k in expected.items() if k > 0}
+        assert kept_per_group(edge_index, mask, sens, i) == expected, i

@@ -10,7 +10,7 @@ from pyg_bemap.edge_index import (
 )
 from pyg_bemap.metrics import FairnessReport, fairness_report
 from pyg_bemap.nn import BeMapConv, RowNormConv
-from pyg_bemap.transforms import BalanceAwareSampling
+from pyg_bemap.transforms import AttachBeMap, BalanceAwareSampling
 from pyg_bemap.utils import (
     balance_score,
     balanced_edge_sample,
@@ -26,6 +26,7 @@ torch.serialization.add_safe_globals(
     [BeMapEdgeIndex, BeMapInfo, EdgeGrouping, _rebuild])
 
 __all__ = [
+    'AttachBeMap',
     'BalanceAwareSampling',
     'BeMapConv',
     'BeMapEdgeIndex',
