@@ -6,6 +6,8 @@ from typing import Any, Callable, Dict, NamedTuple, Optional, Set, Tuple
 import torch
 from torch import Tensor
 
+from torch_geometric.typing import WITH_TORCH_SPARSE, SparseTensor
+
 from pyg_bemap.utils.groups import check_edge_index, sensitive_groups
 from pyg_bemap.utils.sampling import (
     EdgeGrouping,
@@ -23,6 +25,7 @@ class _Sample(NamedTuple):
     mask: Tensor
     forward_pass: Optional[int]
     consumers: Set[int]
+    adjacency: Dict[str, Any]  # the sample in other layouts, built once
 
 
 class BeMapInfo:
@@ -47,6 +50,7 @@ class BeMapInfo:
                                                       num_groups)
         self.balance = check_balance(balance, self.sens)
         self.grouping: Optional[EdgeGrouping] = None
+        self._by_target_source: Optional[Tensor] = None
         self._graph: Optional[weakref.ref] = None
         self._plans: Dict[SamplerKey, SamplingPlan] = {}
         self._samples: Dict[SamplerKey, _Sample] = {}
@@ -69,6 +73,7 @@ class BeMapInfo:
         if grouping is None or self._graph is not None:
             grouping = group_edges(edge_index, self.sens, self.num_groups)
         self.grouping = grouping
+        self._by_target_source = None
         self._graph = weakref.ref(graph)
         self._plans, self._samples = {}, {}
 
@@ -107,11 +112,42 @@ class BeMapInfo:
                      or consumer in current.consumers)
         if fresh:
             mask = draw_edge_mask(self.plan(edge_index, key), generator)
-            current = _Sample(mask, forward_pass, set())
+            current = _Sample(mask, forward_pass, set(), {})
             self._samples[key] = current
         assert current is not None
         current.consumers.add(consumer)
         return current.mask
+
+    def sampled_adjacency(self, edge_index: Tensor, mask: Tensor) -> Any:
+        r"""The sampled edges :obj:`edge_index[:, mask]` as a transposed
+        sparse adjacency (targets as rows, sorted by target and source): a
+        :class:`torch_sparse.SparseTensor` when installed, else a
+        :obj:`torch.sparse` CSR tensor. Built once per sample.
+        """
+        current = next((s for s in self._samples.values() if s.mask is mask),
+                       None)
+        if current is not None and 'sparse' in current.adjacency:
+            return current.adjacency['sparse']
+        if self._by_target_source is None:
+            src, dst = edge_index[0].long(), edge_index[1].long()
+            key = dst * self.num_nodes + src
+            order = torch.sort(key, stable=True)[1]
+            self._by_target_source = order[(src != dst)[order]]
+        kept = self._by_target_source[mask[self._by_target_source]]
+        src, dst = edge_index[0, kept].long(), edge_index[1, kept].long()
+        size = (self.num_nodes, self.num_nodes)
+        if WITH_TORCH_SPARSE:
+            adjacency = SparseTensor(row=dst, col=src, sparse_sizes=size,
+                                     is_sorted=True, trust_data=True)
+        else:  # pragma: no cover - without torch-sparse
+            crow = torch.zeros(self.num_nodes + 1, dtype=torch.long,
+                               device=dst.device)
+            crow[1:] = torch.bincount(dst, minlength=self.num_nodes).cumsum(0)
+            adjacency = torch.sparse_csr_tensor(
+                crow, src, torch.ones(src.numel(), device=src.device), size)
+        if current is not None:
+            current.adjacency['sparse'] = adjacency
+        return adjacency
 
     def apply(self, fn: Callable[[Tensor], Tensor]) -> 'BeMapInfo':
         r"""Returns a copy with :obj:`fn` applied to every tensor (e.g. a
@@ -121,7 +157,7 @@ class BeMapInfo:
         out = BeMapInfo.__new__(BeMapInfo)
         out.sens, out.num_groups = fn(self.sens), self.num_groups
         out.balance = fn(self.balance)
-        out.grouping = None
+        out.grouping, out._by_target_source = None, None
         if self.grouping is not None:
             out.grouping = EdgeGrouping(*(fn(t) for t in self.grouping))
         out._graph, out._plans, out._samples = None, {}, {}
@@ -129,7 +165,8 @@ class BeMapInfo:
 
     def __getstate__(self) -> Dict[str, Any]:
         state = self.__dict__.copy()
-        state.update(_graph=None, _plans={}, _samples={})
+        state.update(_graph=None, _plans={}, _samples={},
+                     _by_target_source=None)
         return state
 
     def __setstate__(self, state: Dict[str, Any]) -> None:

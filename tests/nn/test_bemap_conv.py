@@ -39,10 +39,10 @@ def prepared(num_nodes=60, num_edges=600, seed=0):
 def test_repr():
     conv = BeMapConv(GCNConv(16, 32))
     assert str(conv) == ("BeMapConv(GCNConv(16, 32), beta=0.25, min_keep=4, "
-                         "strategy='balance')")
+                         "strategy='balance', layout='auto')")
     conv = BeMapConv(GATConv(16, 32), beta=0.5, min_keep=2, strategy='degree')
     assert str(conv) == ("BeMapConv(GATConv(16, 32, heads=1), beta=0.5, "
-                         "min_keep=2, strategy='degree')")
+                         "min_keep=2, strategy='degree', layout='auto')")
 
 
 @pytest.mark.parametrize('name', list(CONVS))
@@ -321,3 +321,66 @@ def test_a_new_model_never_reuses_the_previous_models_sample():
     torch.manual_seed(0)
     second(data.x, data.edge_index)  # a fresh draw, not the last sample
     assert torch.equal(second.first.conv.seen[0][0], drawn_with_seed_0)
+
+
+class SpyGCN(GCNConv):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.graphs = []
+
+    def forward(self, x, edge_index, edge_weight=None):
+        self.graphs.append(edge_index)
+        return super().forward(x, edge_index, edge_weight)
+
+
+@pytest.mark.parametrize('name', ['gcn', 'sage', 'graph', 'gin'])
+def test_sparse_layout_computes_the_same_function(name):
+    data = prepared()
+    outs, grads = [], []
+    for layout in ('edge_index', 'sparse'):
+        torch.manual_seed(0)
+        conv = BeMapConv(CONVS[name](), layout=layout)
+        torch.manual_seed(9)
+        out = conv(data.x, data.edge_index)
+        out.square().sum().backward()
+        outs.append(out)
+        grads.append([p.grad for p in conv.parameters()])
+    assert torch.allclose(outs[0], outs[1], atol=1e-5)
+    for a, b in zip(*grads):
+        assert torch.allclose(a, b, atol=1e-4)
+
+
+def test_auto_layout_picks_sparse_for_fused_layers_only():
+    data = prepared()
+    gcn = BeMapConv(SpyGCN(8, 4))
+    gcn(data.x, data.edge_index)
+    assert not isinstance(gcn.conv.graphs[-1], torch.Tensor) or \
+        gcn.conv.graphs[-1].layout != torch.strided
+    gcn(data.x, data.edge_index, edge_weight=torch.rand(data.num_edges))
+    assert isinstance(gcn.conv.graphs[-1], torch.Tensor)
+    assert gcn.conv.graphs[-1].dim() == 2 and gcn.conv.graphs[-1].size(0) == 2
+    plain = BeMapConv(SpyGCN(8, 4), layout='edge_index')
+    plain(data.x, data.edge_index)
+    assert plain.conv.graphs[-1].size(0) == 2
+    assert not getattr(GATConv(8, 4), 'fuse', False)
+    with pytest.raises(ValueError, match='layout'):
+        BeMapConv(GCNConv(8, 4), layout='dense')
+
+
+def test_sparse_adjacency_is_shared_by_the_layers_of_a_pass():
+    data = prepared()
+
+    class Two(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = BeMapConv(SpyGCN(8, 8))
+            self.b = BeMapConv(SpyGCN(8, 8))
+
+        def forward(self, x, edge_index):
+            return self.b(self.a(x, edge_index), edge_index)
+
+    model = Two()
+    model(data.x, data.edge_index)
+    assert model.a.conv.graphs[0] is model.b.conv.graphs[0]
+    model(data.x, data.edge_index)
+    assert model.a.conv.graphs[1] is not model.a.conv.graphs[0]

@@ -17,6 +17,9 @@ from pyg_bemap.edge_index import BeMapEdgeIndex, BeMapInfo, get_bemap
 from pyg_bemap.nn.forward_pass import current_pass, install_pass_tracking
 from pyg_bemap.utils.sampling import check_sampling_args
 
+#: How the sampled graph reaches the inner layer in training.
+LAYOUTS = ('auto', 'edge_index', 'sparse')
+
 #: Arguments of a conv that hold one entry per edge.
 EDGE_LEVEL_ARGS = ('edge_weight', 'edge_attr', 'edge_type')
 
@@ -62,6 +65,15 @@ class BeMapConv(MessagePassing):
         strategy (str, optional): Weights inside a group: :obj:`'balance'`,
             :obj:`'uniform'` or :obj:`'degree'` (:math:`\deg(j)^{3/4}`).
             (default: :obj:`'balance'`)
+        layout (str, optional): How the sampled graph reaches the inner layer
+            in training: :obj:`'edge_index'` (the kept edges), :obj:`'sparse'`
+            (a sparse adjacency sorted by target, a
+            :class:`torch_sparse.SparseTensor` when installed) or
+            :obj:`'auto'`, sparse for layers that fuse message passing into
+            one sparse-matrix product (:obj:`conv.fuse`, e.g. GCN, SAGE, GIN)
+            when no edge-level argument is given. Both compute the same
+            function, up to the order of floating-point sums.
+            (default: :obj:`'auto'`)
         generator (torch.Generator, optional): The random generator of the
             samples. (default: :obj:`None`, the global one)
 
@@ -80,9 +92,13 @@ class BeMapConv(MessagePassing):
         beta: float = 0.25,
         min_keep: int = 4,
         strategy: str = 'balance',
+        layout: str = 'auto',
         generator: Optional[torch.Generator] = None,
     ):
         super().__init__(aggr=None)
+        if layout not in LAYOUTS:
+            raise ValueError(f"'layout' must be one of {LAYOUTS} "
+                             f"(got '{layout}')")
         if not isinstance(conv, torch.nn.Module):
             raise ValueError(f"'conv' must be a message-passing layer "
                              f"(got {type(conv).__name__})")
@@ -96,6 +112,7 @@ class BeMapConv(MessagePassing):
         self.beta = beta
         self.min_keep = min_keep
         self.strategy = strategy
+        self.layout = layout
         self.generator = generator
         self._consumer = next(_consumer_ids)
         install_pass_tracking()
@@ -145,8 +162,29 @@ class BeMapConv(MessagePassing):
                                   (self.beta, self.min_keep, self.strategy),
                                   self._consumer, current_pass(),
                                   self.generator)
+        if self._sparse_layout(graph, edge_index, args, kwargs):
+            adj_t = info.sampled_adjacency(edge_index, mask)
+            return self.conv(x, adj_t, *args, **kwargs)
         args, kwargs = self._mask_edge_args(args, kwargs, mask)
         return self.conv(x, rebuild(mask), *args, **kwargs)
+
+    def _sparse_layout(self, graph: Any, edge_index: Any, args: Tuple[Any, ...],
+                       kwargs: Dict[str, Any]) -> bool:
+        r"""Whether to hand the inner layer a sparse adjacency: an edge list
+        came in, no edge-level argument is given, and the layer fuses message
+        and aggregation into one sparse-matrix product (:obj:`'auto'`), or
+        :obj:`layout='sparse'` asks for it.
+        """
+        if self.layout == 'edge_index' or not isinstance(edge_index, Tensor) \
+                or is_torch_sparse_tensor(edge_index):
+            return False
+        names = self._arg_names[2:2 + len(args)]
+        given = [n for n, a in zip(names, args) if a is not None]
+        given += [k for k, v in kwargs.items() if v is not None]
+        if any(name in EDGE_LEVEL_ARGS for name in given):
+            return False
+        return self.layout == 'sparse' or bool(getattr(self.conv, 'fuse',
+                                                       False))
 
     def _mask_edge_args(self, args: Tuple[Any, ...], kwargs: Dict[str, Any],
                         mask: Tensor) -> Tuple[Tuple[Any, ...], Dict[str, Any]]:
@@ -166,7 +204,8 @@ class BeMapConv(MessagePassing):
 
     def __repr__(self) -> str:
         return (f'{self.__class__.__name__}({self.conv}, beta={self.beta}, '
-                f'min_keep={self.min_keep}, strategy={self.strategy!r})')
+                f'min_keep={self.min_keep}, strategy={self.strategy!r}, '
+                f'layout={self.layout!r})')
 
 
 def _positional_names(conv: torch.nn.Module) -> Tuple[str, ...]:
