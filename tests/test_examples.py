@@ -27,3 +27,13 @@ def test_core_benchmark_runs(args):
     out = run('benchmarks/bench_core.py', *args)
     assert 'speed-up over the reference' in out
     assert 'resample / training step' in out
+
+
+def test_epoch_benchmark_runs(tmp_path):
+    env_out = subprocess.run(
+        [sys.executable, os.path.join(ROOT, 'benchmarks', 'bench_epoch.py'),
+         '--nodes', '2000', '--repeat', '1'], capture_output=True, text=True,
+        timeout=600, check=True,
+        env={**os.environ, 'PYG_BEMAP_DATA': str(tmp_path)}).stdout
+    assert 'BeMap(sym), sparse (auto)' in env_out
+    assert 'x vanilla edge_index' in env_out

@@ -1,0 +1,86 @@
+r"""Fairness at the price of a vanilla epoch: one training step (forward and
+backward) of a 2-layer GCN, vanilla and BeMap(sym), with the graph as an edge
+list and as a sparse adjacency, measured in one run.
+
+    python benchmarks/bench_epoch.py [--threads 1] [--nodes 67797]
+"""
+import argparse
+import time
+
+import numpy as np
+import torch
+from torch_geometric.nn import GCNConv
+from torch_geometric.typing import WITH_TORCH_SPARSE, SparseTensor
+
+from pyg_bemap import BalanceAwareSampling, BeMapConv
+from pyg_bemap.datasets import biased_sbm, load_nba
+
+
+class GCN(torch.nn.Module):
+    def __init__(self, in_channels, hidden, layout=None):
+        super().__init__()
+        convs = [GCNConv(in_channels, hidden), GCNConv(hidden, 2)]
+        if layout is not None:
+            convs = [BeMapConv(c, layout=layout) for c in convs]
+        self.conv1, self.conv2 = convs
+
+    def forward(self, x, graph):
+        return self.conv2(self.conv1(x, graph).relu(), graph)
+
+
+def step_time(model, data, graph, repeat):
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+
+    def step():
+        optimizer.zero_grad()
+        out = model(data.x, graph)
+        torch.nn.functional.cross_entropy(out, data.y.clamp(min=0)).backward()
+        optimizer.step()
+
+    step()
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - start)
+    return float(np.median(times))
+
+
+def measure(name, data, repeat):
+    data = BalanceAwareSampling()(data)
+    n = data.num_nodes
+    plain = data.edge_index.as_tensor()
+    cases = [('vanilla, edge_index', None, plain)]
+    if WITH_TORCH_SPARSE:
+        adj_t = SparseTensor(row=plain[1], col=plain[0], sparse_sizes=(n, n))
+        cases.append(('vanilla, SparseTensor', None, adj_t))
+    cases += [('BeMap(sym), edge_index', 'edge_index', data.edge_index),
+              ('BeMap(sym), sparse (auto)', 'auto', data.edge_index)]
+    print(f'\n{name}: {n:,} nodes, {plain.size(1):,} directed edges')
+    base = None
+    for label, layout, graph in cases:
+        torch.manual_seed(0)
+        model = GCN(data.num_features, 128, layout)
+        t = step_time(model, data, graph, repeat)
+        base = base or t
+        print(f'  {label:<28}{t * 1e3:9.1f} ms   {t / base:5.2f}x vanilla '
+              f'edge_index')
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument('--threads', type=int, default=1)
+    parser.add_argument('--nodes', type=int, default=67797)
+    parser.add_argument('--repeat', type=int, default=10)
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    print(f'torch {torch.__version__}, {args.threads} thread(s), '
+          f'torch-sparse {"installed" if WITH_TORCH_SPARSE else "missing"}')
+    measure('NBA', load_nba(), args.repeat)
+    measure('synthetic (Pokec-z size)', biased_sbm(args.nodes, 18.2,
+                                                  num_features=64),
+            max(3, args.repeat // 3))
+
+
+if __name__ == '__main__':
+    main()
