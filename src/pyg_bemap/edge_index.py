@@ -5,7 +5,6 @@ from typing import Any, Callable, Dict, NamedTuple, Optional, Set, Tuple
 
 import torch
 from torch import Tensor
-
 from torch_geometric.typing import WITH_TORCH_SPARSE, SparseTensor
 
 from pyg_bemap.utils.groups import check_edge_index, sensitive_groups
