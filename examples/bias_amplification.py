@@ -71,10 +71,10 @@ def main():
     for name in ('GCN', 'BeMap(sym)'):
         result = train_and_record(data, name, args.seed,
                                   Hyper(epochs=args.epochs))
-        chosen = select(result.records, 'val-auc', None)
+        chosen = select(result.records, 'val-acc', None)
         models[name] = result.model
-        print(f"== {name}: epoch {chosen.epoch} (best validation AUC), test "
-              f"split\n{chosen.test}\n")
+        print(f"== {name}: epoch {chosen.epoch} (best validation accuracy), "
+              f"test split\n{chosen.test}\n")
 
     print('== distance-based bias 1 / mean ||h_i - mu(s_i)||^2 '
           '(centroid gap in brackets)')

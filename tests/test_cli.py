@@ -30,7 +30,7 @@ def test_reproduce_writes_the_tables(capsys, tmp_path):
     lines = (out / 'paper_table.csv').read_text().splitlines()
     assert lines[0] == ('dataset,method,selection,seeds,acc_mean,acc_std,'
                         'auc_mean,auc_std,sp_mean,sp_std,eo_mean,eo_std')
-    assert len(lines) == 1 + 2 * 3  # two methods, three selections
+    assert len(lines) == 1 + 2 * 4  # two methods, four selections
     assert 'test-set selection' in (out / 'paper_table.md').read_text()
 
 

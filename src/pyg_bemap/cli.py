@@ -61,7 +61,8 @@ def build_parser() -> argparse.ArgumentParser:
         'train', help='train a vanilla model and its BeMap version',
         description='Trains a vanilla model and its BeMap version on one '
         'dataset (the bundled NBA graph by default), selects each on the '
-        'validation AUC and prints both test fairness reports side by side.')
+        'validation accuracy and prints both test fairness reports side by '
+        'side.')
     train.add_argument('--dataset', choices=DATASETS, default='nba')
     _add_training_options(train)
     train.add_argument('--method', choices=[m for m in METHODS
@@ -100,7 +101,7 @@ def _add_training_options(parser: argparse.ArgumentParser) -> None:
                         help='maximum epochs (default: %(default)s)')
     parser.add_argument('--patience', type=_positive_int, default=100,
                         help='stop after this many epochs without a better '
-                        'validation AUC (default: %(default)s)')
+                        'validation accuracy (default: %(default)s)')
 
 
 def side_by_side(left: str, right: str, titles: List[str]) -> str:
@@ -136,13 +137,14 @@ def run_train(args: argparse.Namespace) -> None:
             records = train_and_record(data, method, args.seed, hyper,
                                        on_epoch=lambda: bar.update()).records
         bar.close()
-        chosen = select(records, 'val-auc', PAPER_BUDGETS.get(args.dataset))
+        chosen = select(records, 'val-acc', PAPER_BUDGETS.get(args.dataset))
         assert chosen is not None
         reports.append(chosen.test)
         titles.append(f'{method}: epoch {chosen.epoch}, '
                       f'{time.perf_counter() - start:.1f}s')
     print(side_by_side(str(reports[0]), str(reports[1]), titles))
-    print('\nTest split; each model selected on the best validation AUC.')
+    print('\nTest split; each model selected on the best validation '
+          'accuracy.')
 
 
 def run_reproduce(args: argparse.Namespace) -> None:

@@ -108,6 +108,7 @@ def markdown_table(rows: Sequence[Dict[str, object]]) -> str:
         if not chosen:
             continue
         title = {
+            'val-acc': 'Selection: best validation accuracy (default)',
             'val-auc': 'Selection: best validation AUC',
             'val-fair': 'Selection: best validation accuracy with validation '
                         'delta_sp and delta_eo under the budget',
@@ -134,7 +135,7 @@ def _pm(row: Dict[str, object], column: str) -> str:
 
 
 def plot_tradeoff(rows: Sequence[Dict[str, object]], directory: str,
-                  selection: str = 'val-auc') -> List[str]:
+                  selection: str = 'val-acc') -> List[str]:
     r"""One fairness-versus-accuracy scatter plot (PNG) per dataset; returns
     the paths."""
     import matplotlib
