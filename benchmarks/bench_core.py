@@ -9,9 +9,7 @@ speed-up over it.
 import argparse
 import os
 import sys
-import time
 
-import numpy as np
 import torch
 from torch_geometric.nn import GCNConv
 
@@ -20,16 +18,9 @@ from pyg_bemap.datasets import biased_sbm
 from pyg_bemap.utils.sampling import draw_edge_mask
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..'))
+from timing import median_time  # noqa: E402
+
 from tests.reference import reference_sample  # noqa: E402
-
-
-def timed(fn, repeat):
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return float(np.median(times))
 
 
 class GCN(torch.nn.Module):
@@ -59,7 +50,7 @@ def main():
           f'{torch.get_num_threads()} threads')
 
     transform = BalanceAwareSampling(sens_attr='s')
-    t_transform = timed(lambda: transform(data), 3)
+    t_transform = median_time(lambda: transform(data), 3)
     prepared = transform(data)
     info = prepared.edge_index.bemap
     plain = prepared.edge_index.as_tensor()
@@ -69,7 +60,7 @@ def main():
         return plain[:, draw_edge_mask(plan)]
 
     resample()
-    t_resample = timed(resample, args.repeat * 3)
+    t_resample = median_time(resample, args.repeat * 3)
     kept = int(draw_edge_mask(plan).sum())
 
     model = GCN(args.features, 128, 2)
@@ -82,7 +73,7 @@ def main():
         optimizer.step()
 
     train_step()
-    t_step = timed(train_step, args.repeat)
+    t_step = median_time(train_step, args.repeat)
 
     print(f'transform (counts, balance, grouping): {t_transform * 1e3:9.1f} ms')
     print(f'one resample (mask + edge_index[:, mask]): '
@@ -95,7 +86,7 @@ def main():
     if not args.skip_reference:
         sens = prepared.s.tolist()
         weight = prepared.bemap_balance.tolist()
-        t_ref = timed(lambda: reference_sample(plain, sens, weight), 1)
+        t_ref = median_time(lambda: reference_sample(plain, sens, weight), 1)
         print(f'per-node Python reference sampler: {t_ref * 1e3:9.1f} ms')
         print(f'speed-up over the reference: {t_ref / t_resample:9.0f}x  '
               f'(target >= 100x)')

@@ -5,10 +5,9 @@ list and as a sparse adjacency, measured in one run.
     python benchmarks/bench_epoch.py [--threads 1] [--nodes 67797]
 """
 import argparse
-import time
 
-import numpy as np
 import torch
+from timing import median_time
 from torch_geometric.nn import GCNConv
 from torch_geometric.typing import WITH_TORCH_SPARSE, SparseTensor
 
@@ -38,12 +37,7 @@ def step_time(model, data, graph, repeat):
         optimizer.step()
 
     step()
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        step()
-        times.append(time.perf_counter() - start)
-    return float(np.median(times))
+    return median_time(step, repeat)
 
 
 def measure(name, data, repeat):
