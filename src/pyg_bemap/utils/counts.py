@@ -61,11 +61,15 @@ def hop_group_counts(
     :obj:`edge_index[1]`). The reached sets are the non-zero patterns of the
     rows of :math:`(\mathbf{A} + \mathbf{I})^L`, formed by sparse products
     over chunks of target nodes. A chunk's rows are chosen so that their
-    walk counts (an upper bound of the nodes they reach) times 48 bytes stay
-    within :obj:`memory_budget`; besides the graph's own CSR and the output,
-    no intermediate exceeds it, except that a single node whose bound alone
-    exceeds the budget forms a chunk of its own (at most :math:`48 N`
-    bytes).
+    walk counts (an upper bound of the nodes they reach) times 48 bytes, the
+    estimated working memory per reached pair, stay within
+    :obj:`memory_budget`; a single node whose bound alone exceeds the budget
+    forms a chunk of its own. The budget bounds the tensors of one chunk; it
+    leaves out the graph's own CSR and walk bounds, the output, and buffers
+    that the sparse library and the C allocator keep after use, so the
+    process's resident memory grows by more (measured by
+    :obj:`benchmarks/bench_scaling.py`: 464 MiB for 1M edges and 826 MiB for
+    4M edges with the default 256 MiB budget, whole transform included).
 
     With :obj:`counting='walks'` (a cheaper approximation for huge graphs) the
     count is the number of walks of length at most :math:`L` that end in
