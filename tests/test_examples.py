@@ -37,3 +37,11 @@ def test_epoch_benchmark_runs(tmp_path):
         env={**os.environ, 'PYG_BEMAP_DATA': str(tmp_path)}).stdout
     assert 'BeMap(sym), sparse (auto)' in env_out
     assert 'x vanilla edge_index' in env_out
+
+
+def test_distributed_data_parallel_training():
+    # 2 processes on the loopback address; bounded by the subprocess timeout
+    out = run('examples/ddp_training.py', '--world-size', '2', '--epochs',
+              '4', '--nodes', '1500')
+    assert 'identical parameters on all 2 processes: True' in out
+    assert 'loss decreased: True' in out
