@@ -12,12 +12,12 @@ import time
 
 import psutil
 import torch
+from timing import median_time
 from torch_geometric.nn import GCNConv
 
 from pyg_bemap import BalanceAwareSampling
 from pyg_bemap.datasets import biased_sbm
 from pyg_bemap.utils.sampling import draw_edge_mask
-from timing import median_time
 
 
 class PeakRSS:

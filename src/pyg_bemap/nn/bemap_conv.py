@@ -71,11 +71,16 @@ class BeMapConv(MessagePassing):
             :class:`torch_sparse.SparseTensor` when installed) or
             :obj:`'auto'`, sparse for layers that fuse message passing into
             one sparse-matrix product (:obj:`conv.fuse`, e.g. GCN, SAGE, GIN)
-            when no edge-level argument is given. Both compute the same
-            function, up to the order of floating-point sums.
-            (default: :obj:`'auto'`)
+            when no edge-level argument is given (the edge list under
+            :func:`torch.compile`). Both compute the same function, up to the
+            order of floating-point sums. (default: :obj:`'auto'`)
         generator (torch.Generator, optional): The random generator of the
             samples. (default: :obj:`None`, the global one)
+
+    Under :func:`torch.compile`, evaluation adds no graph break to the inner
+    layer's; in training the sample is drawn eagerly (one break before it,
+    one after, as boolean masking has a data-dependent shape), so the same
+    seed gives the same sample as in eager mode.
 
     Shapes:
         - **input:** node features :math:`(|\mathcal{V}|, F_{in})` (or what
@@ -158,15 +163,21 @@ class BeMapConv(MessagePassing):
                 "(its 'edge_index' then carries them) or pass "
                 "'bemap=BeMapInfo(sens, balance)'")
         pairs, rebuild = _as_edge_pairs(edge_index)
-        mask = info.shared_sample(graph, pairs,
-                                  (self.beta, self.min_keep, self.strategy),
-                                  self._consumer, current_pass(),
-                                  self.generator)
+        mask = self._sample(info, graph, pairs)
         if self._sparse_layout(graph, edge_index, args, kwargs):
             adj_t = info.sampled_adjacency(edge_index, mask)
             return self.conv(x, adj_t, *args, **kwargs)
         args, kwargs = self._mask_edge_args(args, kwargs, mask)
         return self.conv(x, rebuild(mask), *args, **kwargs)
+
+    @torch.compiler.disable
+    def _sample(self, info: BeMapInfo, graph: Any, pairs: Tensor) -> Tensor:
+        # Drawn eagerly, also under torch.compile: compiled random ops use
+        # another generator, and the same seed must give the same sample.
+        return info.shared_sample(graph, pairs,
+                                  (self.beta, self.min_keep, self.strategy),
+                                  self._consumer, current_pass(),
+                                  self.generator)
 
     def _sparse_layout(self, graph: Any, edge_index: Any, args: Tuple[Any, ...],
                        kwargs: Dict[str, Any]) -> bool:
@@ -176,7 +187,8 @@ class BeMapConv(MessagePassing):
         :obj:`layout='sparse'` asks for it.
         """
         if self.layout == 'edge_index' or not isinstance(edge_index, Tensor) \
-                or is_torch_sparse_tensor(edge_index):
+                or is_torch_sparse_tensor(edge_index) \
+                or torch.compiler.is_compiling():
             return False
         names = self._arg_names[2:2 + len(args)]
         given = [n for n, a in zip(names, args) if a is not None]

@@ -1,0 +1,50 @@
+import pytest
+import torch
+from torch_geometric.nn import GCNConv, SAGEConv
+
+from pyg_bemap import BalanceAwareSampling, BeMapConv
+from pyg_bemap.datasets import biased_sbm
+
+
+class Net(torch.nn.Module):
+    def __init__(self, make, layout='auto'):
+        super().__init__()
+        self.conv1 = BeMapConv(make(32, 16), layout=layout)
+        self.conv2 = BeMapConv(make(16, 2), layout=layout)
+
+    def forward(self, x, edge_index):
+        return self.conv2(self.conv1(x, edge_index).relu(), edge_index)
+
+
+@pytest.fixture(scope='module')
+def data():
+    return BalanceAwareSampling()(biased_sbm(300, seed=0))
+
+
+def test_eval_path_adds_no_graph_break(data):
+    torch._dynamo.reset()
+    bare = SAGEConv(32, 16).eval()
+    wrapped = BeMapConv(SAGEConv(32, 16)).eval()
+    plain = data.edge_index.as_tensor()
+    count = torch._dynamo.explain(bare)(data.x, plain).graph_break_count
+    assert count == 0
+    for graph in (plain, data.edge_index):
+        explained = torch._dynamo.explain(wrapped)(data.x, graph)
+        assert explained.graph_break_count == count
+
+
+@pytest.mark.parametrize('make, layout', [(SAGEConv, 'auto'),
+                                          (GCNConv, 'auto'),
+                                          (GCNConv, 'edge_index')])
+def test_compiled_model_matches_eager(data, make, layout):
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    model = Net(make, layout)
+    compiled = torch.compile(model)
+    for training in (True, False):
+        model.train(training)
+        torch.manual_seed(3)
+        eager = model(data.x, data.edge_index)
+        torch.manual_seed(3)
+        out = compiled(data.x, data.edge_index)
+        assert torch.allclose(eager, out, atol=1e-5), training
