@@ -45,3 +45,9 @@ def test_distributed_data_parallel_training():
               '4', '--nodes', '1500')
     assert 'identical parameters on all 2 processes: True' in out
     assert 'loss decreased: True' in out
+
+
+def test_minibatch_example_on_a_small_graph():
+    out = run('examples/minibatch_large.py', '--nodes', '3000', '--epochs',
+              '2', '--batch-size', '256')
+    assert 'epoch 2:' in out and 'delta_sp' in out
