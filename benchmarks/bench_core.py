@@ -11,26 +11,16 @@ import os
 import sys
 
 import torch
-from torch_geometric.nn import GCNConv
+from torch_geometric.nn.models import GCN
 
 from pyg_bemap import BalanceAwareSampling
 from pyg_bemap.datasets import biased_sbm
 from pyg_bemap.utils.sampling import draw_edge_mask
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..'))
-from timing import median_time  # noqa: E402
+from timing import median_time, resampler  # noqa: E402
 
 from tests.reference import reference_sample  # noqa: E402
-
-
-class GCN(torch.nn.Module):
-    def __init__(self, in_channels, hidden, out_channels):
-        super().__init__()
-        self.conv1 = GCNConv(in_channels, hidden)
-        self.conv2 = GCNConv(hidden, out_channels)
-
-    def forward(self, x, edge_index):
-        return self.conv2(self.conv1(x, edge_index).relu(), edge_index)
 
 
 def main():
@@ -52,18 +42,13 @@ def main():
     transform = BalanceAwareSampling(sens_attr='s')
     t_transform = median_time(lambda: transform(data), 3)
     prepared = transform(data)
-    info = prepared.edge_index.bemap
     plain = prepared.edge_index.as_tensor()
-    plan = info.plan(plain, (0.25, 4, 'balance'))
-
-    def resample():
-        return plain[:, draw_edge_mask(plan)]
-
+    plan, resample = resampler(prepared)
     resample()
     t_resample = median_time(resample, args.repeat * 3)
     kept = int(draw_edge_mask(plan).sum())
 
-    model = GCN(args.features, 128, 2)
+    model = GCN(args.features, 128, num_layers=2, out_channels=2)
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
 
     def train_step():

@@ -12,12 +12,11 @@ import time
 
 import psutil
 import torch
-from timing import median_time
-from torch_geometric.nn import GCNConv
+from timing import median_time, resampler
+from torch_geometric.nn.models import GCN
 
 from pyg_bemap import BalanceAwareSampling
 from pyg_bemap.datasets import biased_sbm
-from pyg_bemap.utils.sampling import draw_edge_mask
 
 
 class PeakRSS:
@@ -41,16 +40,6 @@ class PeakRSS:
         self.extra = self.peak - self.base
 
 
-class GCN(torch.nn.Module):
-    def __init__(self, in_channels):
-        super().__init__()
-        self.conv1 = GCNConv(in_channels, 128)
-        self.conv2 = GCNConv(128, 2)
-
-    def forward(self, x, edge_index):
-        return self.conv2(self.conv1(x, edge_index).relu(), edge_index)
-
-
 def run(million_edges, budget):
     num_nodes = int(million_edges * 1e6 / 20)
     data = biased_sbm(num_nodes, avg_degree=20.0, num_features=16)
@@ -65,19 +54,14 @@ def run(million_edges, budget):
             prepared = transform(data)
             row[f'{counting}_s'] = time.perf_counter() - start
         row[f'{counting}_mib'] = peak.extra / 2**20
-    info = prepared.edge_index.bemap
     plain = prepared.edge_index.as_tensor()
-    plan = info.plan(plain, (0.25, 4, 'balance'))
-
-    def resample():
-        return plain[:, draw_edge_mask(plan)]
-
+    _, resample = resampler(prepared)
     resample()
     with PeakRSS() as peak:
         resample()
     row['resample_extra_x'] = peak.extra / edge_bytes
     row['resample_s'] = median_time(resample, 5)
-    model = GCN(16)
+    model = GCN(16, 128, num_layers=2, out_channels=2)
 
     def step():
         model.zero_grad()

@@ -1,8 +1,12 @@
-r"""Shared timing helper of the benchmarks."""
+r"""Shared helpers of the benchmarks."""
 import time
-from typing import Callable
+from typing import Callable, Tuple
 
 import numpy as np
+from torch import Tensor
+from torch_geometric.data import Data
+
+from pyg_bemap.utils.sampling import SamplingPlan, draw_edge_mask
 
 
 def median_time(fn: Callable[[], object], repeat: int) -> float:
@@ -14,3 +18,11 @@ def median_time(fn: Callable[[], object], repeat: int) -> float:
         fn()
         times.append(time.perf_counter() - start)
     return float(np.median(times))
+
+
+def resampler(prepared: Data) -> Tuple[SamplingPlan, Callable[[], Tensor]]:
+    r"""The default sampling plan of a prepared graph and a function that
+    draws one sample and applies it, as a training pass does."""
+    plain = prepared.edge_index.as_tensor()
+    plan = prepared.edge_index.bemap.plan(plain, (0.25, 4, 'balance'))
+    return plan, lambda: plain[:, draw_edge_mask(plan)]

@@ -25,20 +25,9 @@ import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 from torch_geometric.loader import NeighborLoader
-from torch_geometric.nn import GCNConv
 
-from pyg_bemap import AttachBeMap, BalanceAwareSampling, BeMapConv
+from pyg_bemap import AttachBeMap, BalanceAwareSampling, BeMapGCN
 from pyg_bemap.datasets import biased_sbm
-
-
-class FairGCN(torch.nn.Module):
-    def __init__(self, in_channels, hidden=64):
-        super().__init__()
-        self.conv1 = BeMapConv(GCNConv(in_channels, hidden))
-        self.conv2 = BeMapConv(GCNConv(hidden, 2))
-
-    def forward(self, x, edge_index):
-        return self.conv2(self.conv1(x, edge_index).relu(), edge_index)
 
 
 def train(rank, world_size, epochs, nodes):
@@ -49,7 +38,8 @@ def train(rank, world_size, epochs, nodes):
     loader = NeighborLoader(data, num_neighbors=[10, 10], batch_size=128,
                             input_nodes=shard, shuffle=True,
                             transform=AttachBeMap(sens_attr='s'))
-    model = DistributedDataParallel(FairGCN(data.num_features))
+    model = DistributedDataParallel(
+        BeMapGCN(data.num_features, 64, num_layers=2, out_channels=2))
     optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
     torch.manual_seed(1 + rank)  # each process draws its own samples
     losses = []

@@ -12,21 +12,10 @@ import warnings
 import psutil
 import torch
 from torch_geometric.loader import NeighborLoader
-from torch_geometric.nn import GCNConv
 from tqdm import tqdm
 
-from pyg_bemap import AttachBeMap, BalanceAwareSampling, BeMapConv, fairness_report
+from pyg_bemap import AttachBeMap, BalanceAwareSampling, BeMapGCN, fairness_report
 from pyg_bemap.datasets import biased_sbm
-
-
-class FairGCN(torch.nn.Module):
-    def __init__(self, in_channels, hidden=128):
-        super().__init__()
-        self.conv1 = BeMapConv(GCNConv(in_channels, hidden))
-        self.conv2 = BeMapConv(GCNConv(hidden, 2))
-
-    def forward(self, x, edge_index):
-        return self.conv2(self.conv1(x, edge_index).relu(), edge_index)
 
 
 def loader(data, nodes, shuffle, args):
@@ -54,7 +43,7 @@ def main():
     print(f'BalanceAwareSampling (exact 2-hop counts): '
           f'{time.perf_counter() - start:.1f}s')
 
-    model = FairGCN(data.num_features)
+    model = BeMapGCN(data.num_features, 128, num_layers=2, out_channels=2)
     optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
     for epoch in range(1, args.epochs + 1):
         model.train()

@@ -9,7 +9,7 @@ from pyg_bemap.edge_index import (
     get_bemap,
 )
 from pyg_bemap.metrics import FairnessReport, fairness_report
-from pyg_bemap.nn import BeMapConv, RowNormConv
+from pyg_bemap.nn import BeMapConv, BeMapGCN, RowNormConv
 from pyg_bemap.transforms import AttachBeMap, BalanceAwareSampling
 from pyg_bemap.utils import (
     balance_score,
@@ -30,6 +30,7 @@ __all__ = [
     'BalanceAwareSampling',
     'BeMapConv',
     'BeMapEdgeIndex',
+    'BeMapGCN',
     'BeMapInfo',
     'FairnessReport',
     'RowNormConv',

@@ -1,4 +1,5 @@
 from pyg_bemap.nn.bemap_conv import BeMapConv
+from pyg_bemap.nn.models import BeMapGCN
 from pyg_bemap.nn.row_norm_conv import RowNormConv
 
-__all__ = ['BeMapConv', 'RowNormConv']
+__all__ = ['BeMapConv', 'BeMapGCN', 'RowNormConv']

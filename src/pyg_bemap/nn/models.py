@@ -1,0 +1,50 @@
+from typing import Any, Optional
+
+from torch_geometric.nn.conv import MessagePassing
+from torch_geometric.nn.models import GCN
+
+from pyg_bemap.nn.bemap_conv import BeMapConv
+
+
+class BeMapGCN(GCN):
+    r""":class:`torch_geometric.nn.models.GCN` with every
+    :class:`~torch_geometric.nn.conv.GCNConv` wrapped in
+    :class:`~pyg_bemap.BeMapConv`: BeMap(sym) from `"BeMap: Balanced Message
+    Passing for Fair Graph Neural Network"
+    <https://arxiv.org/abs/2306.04107>`_, the two-line adoption packaged.
+
+    Args:
+        in_channels (int): Size of each input sample.
+        hidden_channels (int): Size of each hidden sample.
+        num_layers (int): Number of message-passing layers.
+        out_channels (int, optional): Size of each output sample.
+            (default: :obj:`None`)
+        beta (float, optional): See :class:`~pyg_bemap.BeMapConv`.
+            (default: :obj:`0.25`)
+        min_keep (int, optional): See :class:`~pyg_bemap.BeMapConv`.
+            (default: :obj:`4`)
+        strategy (str, optional): See :class:`~pyg_bemap.BeMapConv`.
+            (default: :obj:`'balance'`)
+        layout (str, optional): See :class:`~pyg_bemap.BeMapConv`.
+            (default: :obj:`'auto'`)
+        **kwargs: The other arguments of
+            :class:`torch_geometric.nn.models.GCN`.
+    """
+    def __init__(self, in_channels: int, hidden_channels: int,
+                 num_layers: int, out_channels: Optional[int] = None, *,
+                 beta: float = 0.25, min_keep: int = 4,
+                 strategy: str = 'balance', layout: str = 'auto',
+                 **kwargs: Any):
+        # init_conv runs inside GCN.__init__, so the settings come first.
+        self.bemap_kwargs = dict(beta=beta, min_keep=min_keep,
+                                 strategy=strategy, layout=layout)
+        super().__init__(in_channels, hidden_channels, num_layers,
+                         out_channels, **kwargs)
+
+    def init_conv(self, in_channels: int, out_channels: int,
+                  **kwargs: Any) -> MessagePassing:
+        conv = super().init_conv(in_channels, out_channels, **kwargs)
+        return BeMapConv(conv, **self.bemap_kwargs)
+
+
+__all__ = ['BeMapGCN']
