@@ -100,7 +100,7 @@ def fair_quotas(neighbour_count: Tensor, sens: Tensor, beta: float = 0.25,
     return torch.where(one_group.view(-1, 1), own * kept.view(-1, 1), quota)
 
 
-def neighbour_weights(strategy: str, sens_balance: Tensor,
+def neighbour_weights(strategy: str, balance: Tensor,
                       out_degree: Tensor) -> Optional[Tensor]:
     r"""The weight of every node as a neighbour: its balance score
     (:obj:`'balance'`), :math:`\deg(j)^{3/4}` (:obj:`'degree'`, with
@@ -108,9 +108,9 @@ def neighbour_weights(strategy: str, sens_balance: Tensor,
     an undirected graph) or :obj:`None` for uniform weights.
     """
     if strategy == 'balance':
-        return sens_balance
+        return balance
     if strategy == 'degree':
-        return out_degree.to(sens_balance.dtype).pow(DEGREE_EXPONENT)
+        return out_degree.to(balance.dtype).pow(DEGREE_EXPONENT)
     return None
 
 
