@@ -5,9 +5,9 @@ from typing import Any, Callable, Dict, NamedTuple, Optional, Set, Tuple
 
 import torch
 from torch import Tensor
-from torch_geometric.typing import WITH_TORCH_SPARSE, SparseTensor
 
 from pyg_bemap.utils.groups import check_edge_index, sensitive_groups
+from pyg_bemap.utils.layout import transposed_adjacency
 from pyg_bemap.utils.sampling import (
     EdgeGrouping,
     SamplingPlan,
@@ -117,35 +117,25 @@ class BeMapInfo:
         current.consumers.add(consumer)
         return current.mask
 
-    def sampled_adjacency(self, edge_index: Tensor, mask: Tensor) -> Any:
-        r"""The sampled edges :obj:`edge_index[:, mask]` as a transposed
-        sparse adjacency (targets as rows, sorted by target and source): a
-        :class:`torch_sparse.SparseTensor` when installed, else a
-        :obj:`torch.sparse` CSR tensor. Built once per sample.
+    def sampled_adjacency(self, edge_index: Tensor, key: SamplerKey) -> Any:
+        r"""The current sample of a sampler setting as a transposed sparse
+        adjacency sorted by target and source (see
+        :func:`~pyg_bemap.utils.layout.transposed_adjacency`), built once per
+        sample and shared by the layers of a pass.
         """
-        current = next((s for s in self._samples.values() if s.mask is mask),
-                       None)
-        if current is not None and 'sparse' in current.adjacency:
+        current = self._samples[key]
+        if 'sparse' in current.adjacency:
             return current.adjacency['sparse']
         if self._by_target_source is None:
             src, dst = edge_index[0].long(), edge_index[1].long()
             key = dst * self.num_nodes + src
             order = torch.sort(key, stable=True)[1]
             self._by_target_source = order[(src != dst)[order]]
-        kept = self._by_target_source[mask[self._by_target_source]]
-        src, dst = edge_index[0, kept].long(), edge_index[1, kept].long()
-        size = (self.num_nodes, self.num_nodes)
-        if WITH_TORCH_SPARSE:
-            adjacency = SparseTensor(row=dst, col=src, sparse_sizes=size,
-                                     is_sorted=True, trust_data=True)
-        else:  # pragma: no cover - without torch-sparse
-            crow = torch.zeros(self.num_nodes + 1, dtype=torch.long,
-                               device=dst.device)
-            crow[1:] = torch.bincount(dst, minlength=self.num_nodes).cumsum(0)
-            adjacency = torch.sparse_csr_tensor(
-                crow, src, torch.ones(src.numel(), device=src.device), size)
-        if current is not None:
-            current.adjacency['sparse'] = adjacency
+        order = self._by_target_source
+        kept = order[current.mask[order]]
+        adjacency = transposed_adjacency(edge_index[:, kept].long(),
+                                         self.num_nodes, is_sorted=True)
+        current.adjacency['sparse'] = adjacency
         return adjacency
 
     def apply(self, fn: Callable[[Tensor], Tensor]) -> 'BeMapInfo':

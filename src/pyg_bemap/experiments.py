@@ -10,12 +10,11 @@ import torch
 from torch import Tensor
 from torch_geometric.data import Data
 from torch_geometric.nn import GATConv, GCNConv
-from torch_geometric.typing import WITH_TORCH_SPARSE, SparseTensor
-from torch_geometric.utils import to_torch_csr_tensor
 
 from pyg_bemap.edge_index import BeMapEdgeIndex, BeMapInfo, get_bemap
 from pyg_bemap.metrics import FairnessReport, fairness_report
 from pyg_bemap.nn import BeMapConv, RowNormConv
+from pyg_bemap.utils.layout import transposed_adjacency
 
 #: name -> (backbone, BeMap strategy or None)
 METHODS: Dict[str, tuple] = {
@@ -92,11 +91,7 @@ def fast_graph(data: Data, backbone: str) -> Any:
         edge_index = edge_index.as_tensor()
     if backbone != 'gcn':
         return edge_index
-    size = (data.num_nodes, data.num_nodes)
-    if WITH_TORCH_SPARSE:
-        return SparseTensor(row=edge_index[1], col=edge_index[0],
-                            sparse_sizes=size)
-    return to_torch_csr_tensor(edge_index.flip(0), size=size)
+    return transposed_adjacency(edge_index, data.num_nodes)
 
 
 @dataclass

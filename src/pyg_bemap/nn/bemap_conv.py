@@ -78,9 +78,8 @@ class BeMapConv(MessagePassing):
             samples. (default: :obj:`None`, the global one)
 
     Under :func:`torch.compile`, evaluation adds no graph break to the inner
-    layer's; in training the sample is drawn eagerly (one break before it,
-    one after, as boolean masking has a data-dependent shape), so the same
-    seed gives the same sample as in eager mode.
+    layer's; in training the sample is drawn eagerly, outside the compiled
+    graph, so the same seed gives the same sample as in eager mode.
 
     Shapes:
         - **input:** node features :math:`(|\mathcal{V}|, F_{in})` (or what
@@ -164,8 +163,8 @@ class BeMapConv(MessagePassing):
                 "'bemap=BeMapInfo(sens, balance)'")
         pairs, rebuild = _as_edge_pairs(edge_index)
         mask = self._sample(info, graph, pairs)
-        if self._sparse_layout(graph, edge_index, args, kwargs):
-            adj_t = info.sampled_adjacency(edge_index, mask)
+        if self._sparse_layout(edge_index, args, kwargs):
+            adj_t = info.sampled_adjacency(edge_index, self._sampler_key)
             return self.conv(x, adj_t, *args, **kwargs)
         args, kwargs = self._mask_edge_args(args, kwargs, mask)
         return self.conv(x, rebuild(mask), *args, **kwargs)
@@ -174,12 +173,15 @@ class BeMapConv(MessagePassing):
     def _sample(self, info: BeMapInfo, graph: Any, pairs: Tensor) -> Tensor:
         # Drawn eagerly, also under torch.compile: compiled random ops use
         # another generator, and the same seed must give the same sample.
-        return info.shared_sample(graph, pairs,
-                                  (self.beta, self.min_keep, self.strategy),
+        return info.shared_sample(graph, pairs, self._sampler_key,
                                   self._consumer, current_pass(),
                                   self.generator)
 
-    def _sparse_layout(self, graph: Any, edge_index: Any, args: Tuple[Any, ...],
+    @property
+    def _sampler_key(self) -> Tuple[float, int, str]:
+        return (self.beta, self.min_keep, self.strategy)
+
+    def _sparse_layout(self, edge_index: Any, args: Tuple[Any, ...],
                        kwargs: Dict[str, Any]) -> bool:
         r"""Whether to hand the inner layer a sparse adjacency: an edge list
         came in, no edge-level argument is given, and the layer fuses message
