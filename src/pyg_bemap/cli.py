@@ -1,6 +1,7 @@
 r"""The :obj:`pyg-bemap` command: :obj:`train`, :obj:`reproduce` and
 :obj:`datasets`."""
 import argparse
+import os
 import os.path as osp
 import sys
 import time
@@ -84,6 +85,10 @@ def build_parser() -> argparse.ArgumentParser:
     reproduce.add_argument('--methods', nargs='+', default=list(METHODS),
                            choices=list(METHODS))
     reproduce.add_argument('--seeds', type=_positive_int, default=5)
+    reproduce.add_argument('--jobs', type=_positive_int,
+                           default=os.cpu_count() or 1,
+                           help='runs trained in parallel, one process each '
+                           '(default: the number of cores, %(default)s)')
 
     datasets = commands.add_parser(
         'datasets', help='list the datasets and where their files are',
@@ -97,9 +102,11 @@ def build_parser() -> argparse.ArgumentParser:
 def _add_training_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('--root', default=default_root(),
                         help='dataset directory (default: %(default)s)')
-    parser.add_argument('--epochs', type=_positive_int, default=400,
+    parser.add_argument('--epochs', type=_positive_int,
+                        default=Hyper.epochs,
                         help='maximum epochs (default: %(default)s)')
-    parser.add_argument('--patience', type=_positive_int, default=100,
+    parser.add_argument('--patience', type=_positive_int,
+                        default=Hyper.patience,
                         help='stop after this many epochs without a better '
                         'validation accuracy (default: %(default)s)')
 
@@ -151,7 +158,7 @@ def run_reproduce(args: argparse.Namespace) -> None:
     from pyg_bemap.reproduce import reproduce
     hyper = Hyper(epochs=args.epochs, patience=args.patience)
     reproduce(args.root, args.out, args.datasets, args.methods,
-              list(range(args.seeds)), hyper)
+              list(range(args.seeds)), hyper, jobs=args.jobs)
     print(f"Wrote {osp.join(args.out, 'paper_table.csv')}, "
           f"{osp.join(args.out, 'paper_table.md')} and the plots")
 

@@ -1,0 +1,96 @@
+import pytest
+import torch
+from torch_geometric.nn import GATConv, GCNConv
+from torch_geometric.typing import WITH_TORCH_SPARSE
+from torch_geometric.utils import remove_self_loops, to_undirected
+
+from pyg_bemap import BalanceAwareSampling, BeMapConv
+from pyg_bemap.nn.fused import FusedGATConv, FusedGCNConv, csr_matmul
+from pyg_bemap.utils.layout import transposed_adjacency
+from tests.conftest import random_graph
+
+PAIRS = {
+    'gcn': (lambda: GCNConv(8, 6), lambda: FusedGCNConv(8, 6)),
+    'gcn-cached': (lambda: GCNConv(8, 6, cached=True),
+                   lambda: FusedGCNConv(8, 6, cached=True)),
+    'gat': (lambda: GATConv(8, 6), lambda: FusedGATConv(8, 6)),
+    'gat-2-heads': (lambda: GATConv(8, 6, heads=2),
+                    lambda: FusedGATConv(8, 6, heads=2)),
+    'gat-mean': (lambda: GATConv(8, 6, heads=3, concat=False),
+                 lambda: FusedGATConv(8, 6, heads=3, concat=False)),
+}
+
+
+def graph(num_nodes=40, num_edges=300, seed=0):
+    gen = torch.Generator().manual_seed(seed)
+    edge_index = torch.randint(0, num_nodes, (2, num_edges), generator=gen)
+    edge_index = remove_self_loops(to_undirected(edge_index))[0]
+    return torch.randn(num_nodes, 8, generator=gen), edge_index
+
+
+def run(conv, x, graph):
+    x = x.clone().requires_grad_()
+    out = conv(x, graph)
+    (out * torch.linspace(-1, 1, out.numel()).view_as(out)).sum().backward()
+    return out, x.grad, [p.grad for p in conv.parameters()]
+
+
+@pytest.mark.skipif(not WITH_TORCH_SPARSE, reason='needs torch-sparse')
+@pytest.mark.parametrize('name', list(PAIRS))
+def test_outputs_and_gradients_equal_pygs(name):
+    make_reference, make_fused = PAIRS[name]
+    x, edge_index = graph()
+    torch.manual_seed(0)
+    reference = make_reference()
+    fused = make_fused()
+    fused.load_state_dict(reference.state_dict())
+    expected = run(reference, x, edge_index)
+    adj = transposed_adjacency(edge_index, x.size(0))
+    for _ in range(2):  # the second call reuses caches (cached GCN, CSC)
+        got = run(fused, x, adj)
+        fused.zero_grad()
+        torch.testing.assert_close(got[0], expected[0], rtol=1e-5, atol=1e-5)
+        torch.testing.assert_close(got[1], expected[1], rtol=1e-4, atol=1e-5)
+        for a, b in zip(got[2], expected[2]):
+            torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.skipif(not WITH_TORCH_SPARSE, reason='needs torch-sparse')
+def test_csr_matmul_gradients_match_a_dense_product():
+    from torch_sparse import SparseTensor
+    gen = torch.Generator().manual_seed(1)
+    dense = torch.rand(7, 5, generator=gen) * (torch.rand(7, 5,
+                                                          generator=gen) < .5)
+    value = dense[dense != 0].clone().requires_grad_()
+    row, col = dense.nonzero().t()
+    adj = SparseTensor(row=row, col=col, value=value, sparse_sizes=(7, 5))
+    x = torch.randn(5, 3, generator=gen, requires_grad=True)
+    weight = torch.randn(7, 3, generator=gen)
+    (csr_matmul(adj, x) * weight).sum().backward()
+    dense_value = dense.clone().requires_grad_()
+    x_ref = x.detach().clone().requires_grad_()
+    (dense_value @ x_ref * weight).sum().backward()
+    torch.testing.assert_close(x.grad, x_ref.grad)
+    torch.testing.assert_close(value.grad, dense_value.grad[dense != 0])
+
+
+def test_edge_lists_take_pygs_path():
+    x, edge_index = graph()
+    torch.manual_seed(0)
+    reference, fused = GATConv(8, 6), FusedGATConv(8, 6)
+    fused.load_state_dict(reference.state_dict())
+    assert torch.equal(reference(x, edge_index), fused(x, edge_index))
+    assert fused.fuse and not reference.fuse
+
+
+@pytest.mark.skipif(not WITH_TORCH_SPARSE, reason='needs torch-sparse')
+def test_bemap_picks_the_sparse_path_with_the_same_result():
+    data = BalanceAwareSampling()(random_graph(60, 600, 2, 0))
+    outs = []
+    for layout in ('edge_index', 'auto'):
+        torch.manual_seed(0)
+        conv = BeMapConv(FusedGATConv(8, 4, heads=2), layout=layout)
+        torch.manual_seed(9)
+        out = conv(data.x, data.edge_index)
+        outs.append(out)
+    torch.testing.assert_close(outs[0], outs[1], rtol=1e-5, atol=1e-5)
