@@ -22,17 +22,17 @@ $(VENV)/.core: pyproject.toml
 $(VENV)/.test: $(VENV)/.core
 	$(PIP) install --quiet --no-build-isolation \
 		"torch-scatter>=2.1.2" "torch-sparse>=0.6.18"
-	$(PIP) install --quiet -e ".[test,sparse,examples]"
+	$(PIP) install --quiet -e ".[test,sparse,examples,docs]"
 	touch $@
 
 demo: $(VENV)/.core  ## the main job on the built-in data
 	$(VENV)/bin/pyg-bemap train
 
-test: $(VENV)/.test  ## the whole test suite, sparse paths included
-	PYG_BEMAP_REQUIRE_SPARSE=1 $(PY) -m pytest
+test: $(VENV)/.test  ## lint, types, docs, the tests with coverage, a summary
+	PYG_BEMAP_REQUIRE_SPARSE=1 $(PY) scripts/check.py
 
 bench: $(VENV)/.core
 	$(PY) benchmarks/bench_core.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info src/*.egg-info
+	rm -rf $(VENV) build *.egg-info src/*.egg-info docs/_build

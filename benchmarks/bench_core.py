@@ -6,6 +6,7 @@ speed-up over it.
 
     python benchmarks/bench_core.py [--nodes 67797] [--degree 18.2]
 """
+
 import argparse
 import os
 import sys
@@ -26,8 +27,12 @@ from tests.reference import reference_sample  # noqa: E402
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument('--nodes', type=int, default=67797)
-    parser.add_argument('--degree', type=float, default=18.2,
-                        help='mean neighbours (617k undirected edges)')
+    parser.add_argument(
+        '--degree',
+        type=float,
+        default=18.2,
+        help='mean neighbours (617k undirected edges)',
+    )
     parser.add_argument('--features', type=int, default=64)
     parser.add_argument('--repeat', type=int, default=10)
     parser.add_argument('--skip-reference', action='store_true')
@@ -35,9 +40,11 @@ def main():
 
     data = biased_sbm(args.nodes, args.degree, num_features=args.features)
     num_edges = data.edge_index.size(1)
-    print(f'graph: {args.nodes:,} nodes, {num_edges // 2:,} undirected edges '
-          f'({num_edges:,} directed), torch {torch.__version__}, '
-          f'{torch.get_num_threads()} threads')
+    print(
+        f'graph: {args.nodes:,} nodes, {num_edges // 2:,} undirected edges '
+        f'({num_edges:,} directed), torch {torch.__version__}, '
+        f'{torch.get_num_threads()} threads'
+    )
 
     transform = BalanceAwareSampling(sens_attr='s')
     t_transform = median_time(lambda: transform(data), 3)
@@ -60,21 +67,30 @@ def main():
     train_step()
     t_step = median_time(train_step, args.repeat)
 
-    print(f'transform (counts, balance, grouping): {t_transform * 1e3:9.1f} ms')
-    print(f'one resample (mask + edge_index[:, mask]): '
-          f'{t_resample * 1e3:9.2f} ms  ({num_edges / t_resample / 1e6:.1f}M '
-          f'edges/s, keeps {kept:,} of {num_edges:,} edges)')
-    print(f'one GCN training step (2 x GCNConv, 128 hidden, fwd+bwd): '
-          f'{t_step * 1e3:9.1f} ms')
-    print(f'resample / training step: {t_resample / t_step:9.2%}  '
-          f'(target <= 5%)')
+    print(
+        f'transform (counts, balance, grouping): {t_transform * 1e3:9.1f} ms'
+    )
+    print(
+        f'one resample (mask + edge_index[:, mask]): '
+        f'{t_resample * 1e3:9.2f} ms  ({num_edges / t_resample / 1e6:.1f}M '
+        f'edges/s, keeps {kept:,} of {num_edges:,} edges)'
+    )
+    print(
+        f'one GCN training step (2 x GCNConv, 128 hidden, fwd+bwd): '
+        f'{t_step * 1e3:9.1f} ms'
+    )
+    print(
+        f'resample / training step: {t_resample / t_step:9.2%}  (target <= 5%)'
+    )
     if not args.skip_reference:
         sens = prepared.s.tolist()
         weight = prepared.bemap_balance.tolist()
         t_ref = median_time(lambda: reference_sample(plain, sens, weight), 1)
         print(f'per-node Python reference sampler: {t_ref * 1e3:9.1f} ms')
-        print(f'speed-up over the reference: {t_ref / t_resample:9.0f}x  '
-              f'(target >= 100x)')
+        print(
+            f'speed-up over the reference: {t_ref / t_resample:9.0f}x  '
+            f'(target >= 100x)'
+        )
     print(f'transform target < 2 s: {"met" if t_transform < 2 else "MISSED"}')
 
 

@@ -4,6 +4,7 @@ list and as a sparse adjacency, measured in one run.
 
     python benchmarks/bench_epoch.py [--threads 1] [--nodes 67797]
 """
+
 import argparse
 
 import torch
@@ -18,8 +19,9 @@ from pyg_bemap.datasets import biased_sbm, load_nba
 def two_layer_gcn(in_channels, layout=None):
     if layout is None:
         return GCN(in_channels, 128, num_layers=2, out_channels=2)
-    return BeMapGCN(in_channels, 128, num_layers=2, out_channels=2,
-                    layout=layout)
+    return BeMapGCN(
+        in_channels, 128, num_layers=2, out_channels=2, layout=layout
+    )
 
 
 def step_time(model, data, graph, repeat):
@@ -43,8 +45,10 @@ def measure(name, data, repeat):
     if WITH_TORCH_SPARSE:
         adj_t = SparseTensor(row=plain[1], col=plain[0], sparse_sizes=(n, n))
         cases.append(('vanilla, SparseTensor', None, adj_t))
-    cases += [('BeMap(sym), edge_index', 'edge_index', data.edge_index),
-              ('BeMap(sym), sparse (auto)', 'auto', data.edge_index)]
+    cases += [
+        ('BeMap(sym), edge_index', 'edge_index', data.edge_index),
+        ('BeMap(sym), sparse (auto)', 'auto', data.edge_index),
+    ]
     print(f'\n{name}: {n:,} nodes, {plain.size(1):,} directed edges')
     base = None
     for label, layout, graph in cases:
@@ -52,8 +56,10 @@ def measure(name, data, repeat):
         model = two_layer_gcn(data.num_features, layout)
         t = step_time(model, data, graph, repeat)
         base = base or t
-        print(f'  {label:<28}{t * 1e3:9.1f} ms   {t / base:5.2f}x vanilla '
-              f'edge_index')
+        print(
+            f'  {label:<28}{t * 1e3:9.1f} ms   {t / base:5.2f}x vanilla '
+            f'edge_index'
+        )
 
 
 def main():
@@ -63,12 +69,16 @@ def main():
     parser.add_argument('--repeat', type=int, default=10)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    print(f'torch {torch.__version__}, {args.threads} thread(s), '
-          f'torch-sparse {"installed" if WITH_TORCH_SPARSE else "missing"}')
+    print(
+        f'torch {torch.__version__}, {args.threads} thread(s), '
+        f'torch-sparse {"installed" if WITH_TORCH_SPARSE else "missing"}'
+    )
     measure('NBA', load_nba(), args.repeat)
-    measure('synthetic (Pokec-z size)', biased_sbm(args.nodes, 18.2,
-                                                  num_features=64),
-            max(3, args.repeat // 3))
+    measure(
+        'synthetic (Pokec-z size)',
+        biased_sbm(args.nodes, 18.2, num_features=64),
+        max(3, args.repeat // 3),
+    )
 
 
 if __name__ == '__main__':

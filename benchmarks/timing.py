@@ -1,6 +1,7 @@
 r"""Shared helpers of the benchmarks."""
+
 import time
-from typing import Callable, Tuple
+from collections.abc import Callable
 
 import numpy as np
 from torch import Tensor
@@ -20,7 +21,7 @@ def median_time(fn: Callable[[], object], repeat: int) -> float:
     return float(np.median(times))
 
 
-def resampler(prepared: Data) -> Tuple[SamplingPlan, Callable[[], Tensor]]:
+def resampler(prepared: Data) -> tuple[SamplingPlan, Callable[[], Tensor]]:
     r"""The default sampling plan of a prepared graph and a function that
     draws one sample and applies it, as a training pass does."""
     plain = prepared.edge_index.as_tensor()

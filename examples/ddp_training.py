@@ -16,6 +16,7 @@ statistics); for graphs beyond one machine's memory, compute the scores once,
 store them as node attributes, and partition with torch_geometric.distributed,
 whose loaders slice node attributes like NeighborLoader does.
 """
+
 import argparse
 import datetime
 import os
@@ -32,14 +33,21 @@ from pyg_bemap.datasets import biased_sbm
 
 def train(rank, world_size, epochs, nodes):
     torch.manual_seed(0)  # the same graph and initial model everywhere
-    data = BalanceAwareSampling(sens_attr='s')(biased_sbm(nodes, signal=2.0,
-                                                          seed=0))
+    data = BalanceAwareSampling(sens_attr='s')(
+        biased_sbm(nodes, signal=2.0, seed=0)
+    )
     shard = data.train_mask.nonzero().view(-1)[rank::world_size]
-    loader = NeighborLoader(data, num_neighbors=[10, 10], batch_size=128,
-                            input_nodes=shard, shuffle=True,
-                            transform=AttachBeMap(sens_attr='s'))
+    loader = NeighborLoader(
+        data,
+        num_neighbors=[10, 10],
+        batch_size=128,
+        input_nodes=shard,
+        shuffle=True,
+        transform=AttachBeMap(sens_attr='s'),
+    )
     model = DistributedDataParallel(
-        BeMapGCN(data.num_features, 64, num_layers=2, out_channels=2))
+        BeMapGCN(data.num_features, 64, num_layers=2, out_channels=2)
+    )
     optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
     torch.manual_seed(1 + rank)  # each process draws its own samples
     losses = []
@@ -47,9 +55,10 @@ def train(rank, world_size, epochs, nodes):
         total = 0.0
         for batch in loader:
             optimizer.zero_grad()
-            out = model(batch.x, batch.edge_index)[:batch.batch_size]
+            out = model(batch.x, batch.edge_index)[: batch.batch_size]
             loss = torch.nn.functional.cross_entropy(
-                out, batch.y[:batch.batch_size])
+                out, batch.y[: batch.batch_size]
+            )
             loss.backward()
             optimizer.step()
             total += float(loss) * batch.batch_size
@@ -59,8 +68,9 @@ def train(rank, world_size, epochs, nodes):
     dist.all_gather(gathered, flat)
     same = all(torch.equal(gathered[0], g) for g in gathered)
     if rank == 0:
-        print('loss per epoch (rank 0): ' +
-              ', '.join(f'{v:.4f}' for v in losses))
+        print(
+            'loss per epoch (rank 0): ' + ', '.join(f'{v:.4f}' for v in losses)
+        )
         print(f'loss decreased: {losses[-1] < losses[0]}')
         print(f'identical parameters on all {world_size} processes: {same}')
 
@@ -69,8 +79,12 @@ def worker(rank, world_size, port, epochs, nodes):
     os.environ['MASTER_ADDR'] = '127.0.0.1'
     os.environ['MASTER_PORT'] = str(port)
     torch.set_num_threads(1)
-    dist.init_process_group('gloo', rank=rank, world_size=world_size,
-                            timeout=datetime.timedelta(seconds=120))
+    dist.init_process_group(
+        'gloo',
+        rank=rank,
+        world_size=world_size,
+        timeout=datetime.timedelta(seconds=120),
+    )
     try:
         train(rank, world_size, epochs, nodes)
     finally:
@@ -85,24 +99,32 @@ def free_port():
 
 def main():
     parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+        description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
     parser.add_argument('--world-size', type=int, default=2)
     parser.add_argument('--epochs', type=int, default=5)
     parser.add_argument('--nodes', type=int, default=3000)
-    parser.add_argument('--torchrun', action='store_true',
-                        help='started by torchrun (reads RANK, WORLD_SIZE)')
+    parser.add_argument(
+        '--torchrun',
+        action='store_true',
+        help='started by torchrun (reads RANK, WORLD_SIZE)',
+    )
     args = parser.parse_args()
     if args.torchrun:
         dist.init_process_group('gloo')
         try:
-            train(dist.get_rank(), dist.get_world_size(), args.epochs,
-                  args.nodes)
+            train(
+                dist.get_rank(), dist.get_world_size(), args.epochs, args.nodes
+            )
         finally:
             dist.destroy_process_group()
         return
     torch.multiprocessing.spawn(
-        worker, args=(args.world_size, free_port(), args.epochs, args.nodes),
-        nprocs=args.world_size, join=True)
+        worker,
+        args=(args.world_size, free_port(), args.epochs, args.nodes),
+        nprocs=args.world_size,
+        join=True,
+    )
 
 
 if __name__ == '__main__':

@@ -5,6 +5,7 @@ the fair neighbourhood is drawn inside each mini-batch's edges.
 
     python examples/minibatch_large.py [--nodes 1000000] [--degree 20]
 """
+
 import argparse
 import time
 import warnings
@@ -14,14 +15,24 @@ import torch
 from torch_geometric.loader import NeighborLoader
 from tqdm import tqdm
 
-from pyg_bemap import AttachBeMap, BalanceAwareSampling, BeMapGCN, fairness_report
+from pyg_bemap import (
+    AttachBeMap,
+    BalanceAwareSampling,
+    BeMapGCN,
+    fairness_report,
+)
 from pyg_bemap.datasets import biased_sbm
 
 
 def loader(data, nodes, shuffle, args):
-    return NeighborLoader(data, num_neighbors=[10, 10], input_nodes=nodes,
-                          batch_size=args.batch_size, shuffle=shuffle,
-                          transform=AttachBeMap(sens_attr='s'))
+    return NeighborLoader(
+        data,
+        num_neighbors=[10, 10],
+        input_nodes=nodes,
+        batch_size=args.batch_size,
+        shuffle=shuffle,
+        transform=AttachBeMap(sens_attr='s'),
+    )
 
 
 def main():
@@ -36,28 +47,38 @@ def main():
 
     start = time.perf_counter()
     data = biased_sbm(args.nodes, args.degree, signal=2.0, num_features=32)
-    print(f'graph: {data.num_nodes:,} nodes, {data.num_edges:,} directed '
-          f'edges, built in {time.perf_counter() - start:.1f}s')
+    print(
+        f'graph: {data.num_nodes:,} nodes, {data.num_edges:,} directed '
+        f'edges, built in {time.perf_counter() - start:.1f}s'
+    )
     start = time.perf_counter()
     data = BalanceAwareSampling(sens_attr='s')(data)
-    print(f'BalanceAwareSampling (exact 2-hop counts): '
-          f'{time.perf_counter() - start:.1f}s')
+    print(
+        f'BalanceAwareSampling (exact 2-hop counts): '
+        f'{time.perf_counter() - start:.1f}s'
+    )
 
     model = BeMapGCN(data.num_features, 128, num_layers=2, out_channels=2)
     optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
     for epoch in range(1, args.epochs + 1):
         model.train()
         start = time.perf_counter()
-        for batch in tqdm(loader(data, data.train_mask, True, args),
-                          desc=f'epoch {epoch}', leave=False):
+        for batch in tqdm(
+            loader(data, data.train_mask, True, args),
+            desc=f'epoch {epoch}',
+            leave=False,
+        ):
             optimizer.zero_grad()
-            out = model(batch.x, batch.edge_index)[:batch.batch_size]
+            out = model(batch.x, batch.edge_index)[: batch.batch_size]
             loss = torch.nn.functional.cross_entropy(
-                out, batch.y[:batch.batch_size])
+                out, batch.y[: batch.batch_size]
+            )
             loss.backward()
             optimizer.step()
-        print(f'epoch {epoch}: {time.perf_counter() - start:.1f}s, last loss '
-              f'{float(loss):.4f}')
+        print(
+            f'epoch {epoch}: {time.perf_counter() - start:.1f}s, last loss '
+            f'{float(loss):.4f}'
+        )
 
     model.eval()
     scores, labels, groups = [], [], []
@@ -67,8 +88,11 @@ def main():
             scores.append(model(batch.x, batch.edge_index)[:size])
             labels.append(batch.y[:size])
             groups.append(batch.s[:size])
-    print(fairness_report(torch.cat(scores), torch.cat(labels),
-                          torch.cat(groups)))
+    print(
+        fairness_report(
+            torch.cat(scores), torch.cat(labels), torch.cat(groups)
+        )
+    )
     rss = psutil.Process().memory_info().rss / 2**30
     print(f'resident memory at the end: {rss:.1f} GiB')
 

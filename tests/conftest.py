@@ -6,11 +6,15 @@ settings.register_profile('ci', max_examples=60, deadline=None)
 settings.load_profile('ci')
 
 
-def random_graph(num_nodes: int = 30, num_edges: int = 200,
-                 num_groups: int = 2, seed: int = 0) -> Data:
+def random_graph(
+    num_nodes: int = 30,
+    num_edges: int = 200,
+    num_groups: int = 2,
+    seed: int = 0,
+) -> Data:
     r"""A random directed multigraph with self-loops and isolated nodes."""
     gen = torch.Generator().manual_seed(seed)
     edge_index = torch.randint(0, num_nodes, (2, num_edges), generator=gen)
-    s = torch.randint(0, num_groups, (num_nodes, ), generator=gen)
+    s = torch.randint(0, num_groups, (num_nodes,), generator=gen)
     x = torch.randn(num_nodes, 8, generator=gen)
     return Data(x=x, edge_index=edge_index, s=s, num_nodes=num_nodes)

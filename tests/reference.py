@@ -1,27 +1,29 @@
 r"""Slow, obviously correct per-node implementations of BeMap's rules 2-4,
 used as oracles by the tests and as the baseline of the benchmarks.
 """
+
 import itertools
 import math
 from collections import Counter
-from typing import Dict, List, Optional, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import torch
 from torch import Tensor
 
 
-def in_neighbours(edge_index: Tensor, num_nodes: int) -> List[List[int]]:
+def in_neighbours(edge_index: Tensor, num_nodes: int) -> list[list[int]]:
     r"""One list per node of its in-neighbour entries (self-loops dropped)."""
-    nbrs: List[List[int]] = [[] for _ in range(num_nodes)]
+    nbrs: list[list[int]] = [[] for _ in range(num_nodes)]
     for j, i in edge_index.t().tolist():
         if j != i:
             nbrs[i].append(j)
     return nbrs
 
 
-def reference_counts(edge_index: Tensor, sens: Sequence[int], num_groups: int,
-                     num_hops: int) -> Tensor:
+def reference_counts(
+    edge_index: Tensor, sens: Sequence[int], num_groups: int, num_hops: int
+) -> Tensor:
     r"""Rule 2 by breadth-first search, one node at a time."""
     num_nodes = len(sens)
     nbrs = in_neighbours(edge_index, num_nodes)
@@ -36,8 +38,9 @@ def reference_counts(edge_index: Tensor, sens: Sequence[int], num_groups: int,
     return count
 
 
-def reference_walk_counts(edge_index: Tensor, sens: Sequence[int],
-                          num_groups: int, num_hops: int) -> Tensor:
+def reference_walk_counts(
+    edge_index: Tensor, sens: Sequence[int], num_groups: int, num_hops: int
+) -> Tensor:
     r"""Walks of length at most :obj:`num_hops` ending at each node."""
     num_nodes = len(sens)
     nbrs = in_neighbours(edge_index, num_nodes)
@@ -57,15 +60,18 @@ def reference_balance(count: Tensor, delta: float) -> Tensor:
     for row in count.tolist():
         pairs = list(itertools.combinations(row, 2))
         if pairs:
-            spread = math.sqrt(sum((a - b)**2 for a, b in pairs) / len(pairs))
+            spread = math.sqrt(
+                sum((a - b) ** 2 for a, b in pairs) / len(pairs)
+            )
         else:
             spread = 0.0
         out.append(1.0 / (spread + delta))
     return torch.tensor(out, dtype=torch.float64)
 
 
-def reference_quota(nbr_groups: Sequence[int], own: int, beta: float,
-                    min_keep: int) -> Dict[int, int]:
+def reference_quota(
+    nbr_groups: Sequence[int], own: int, beta: float, min_keep: int
+) -> dict[int, int]:
     r"""Rule 4's quotas of one node: neighbours to keep per group."""
     degree = len(nbr_groups)
     if degree == 0:
@@ -78,14 +84,18 @@ def reference_quota(nbr_groups: Sequence[int], own: int, beta: float,
     return {g: t - (g == own) for g in with_self}
 
 
-def reference_sample(edge_index: Tensor, sens: Sequence[int],
-                     weight: Sequence[float], beta: float = 0.25,
-                     min_keep: int = 4,
-                     rng: Optional[np.random.Generator] = None) -> Tensor:
+def reference_sample(
+    edge_index: Tensor,
+    sens: Sequence[int],
+    weight: Sequence[float],
+    beta: float = 0.25,
+    min_keep: int = 4,
+    rng: np.random.Generator | None = None,
+) -> Tensor:
     r"""Rule 4 node by node with :obj:`numpy` choice; returns the edge mask."""
     rng = rng or np.random.default_rng(0)
     num_nodes = len(sens)
-    incoming: List[List[int]] = [[] for _ in range(num_nodes)]
+    incoming: list[list[int]] = [[] for _ in range(num_nodes)]
     for e, (j, i) in enumerate(edge_index.t().tolist()):
         if j != i:
             incoming[i].append(e)
@@ -93,8 +103,9 @@ def reference_sample(edge_index: Tensor, sens: Sequence[int],
     mask = np.zeros(edge_index.size(1), dtype=bool)
     for i in range(num_nodes):
         edges = incoming[i]
-        quota = reference_quota([sens[src[e]] for e in edges], sens[i], beta,
-                                min_keep)
+        quota = reference_quota(
+            [sens[src[e]] for e in edges], sens[i], beta, min_keep
+        )
         for group, k in quota.items():
             if k == 0:
                 continue
@@ -104,13 +115,14 @@ def reference_sample(edge_index: Tensor, sens: Sequence[int],
     return torch.from_numpy(mask)
 
 
-def inclusion_probabilities(weight: Sequence[float], k: int) -> Dict[
-        tuple, float]:
+def inclusion_probabilities(
+    weight: Sequence[float], k: int
+) -> dict[tuple, float]:
     r"""Exact probability of every :obj:`k`-subset under successive sampling
     without replacement proportional to :obj:`weight`.
     """
     total = float(sum(weight))
-    probs: Dict[tuple, float] = Counter()
+    probs: dict[tuple, float] = Counter()
     for seq in itertools.permutations(range(len(weight)), k):
         p, left = 1.0, total
         for j in seq:

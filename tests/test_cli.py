@@ -15,21 +15,58 @@ def test_train_prints_both_reports_side_by_side(capsys, tmp_path):
 
 
 def test_train_synthetic_and_gat(capsys, tmp_path):
-    assert main(['train', '--dataset', 'synthetic', '--epochs', '2',
-                 '--method', 'BeMap(gat)', '--root', str(tmp_path)]) == 0
+    assert (
+        main(
+            [
+                'train',
+                '--dataset',
+                'synthetic',
+                '--epochs',
+                '2',
+                '--method',
+                'BeMap(gat)',
+                '--root',
+                str(tmp_path),
+            ]
+        )
+        == 0
+    )
     assert 'GAT: epoch' in capsys.readouterr().out
 
 
 def test_reproduce_writes_the_tables(capsys, tmp_path):
     out = tmp_path / 'results'
-    assert main(['reproduce', '--root', str(tmp_path), '--out', str(out),
-                 '--datasets', 'nba', '--methods', 'GCN', 'BeMap(sym)',
-                 '--seeds', '2', '--epochs', '3']) == 0
-    assert sorted(os.listdir(out)) == ['paper_table.csv', 'paper_table.md',
-                                       'tradeoff_nba.png']
+    assert (
+        main(
+            [
+                'reproduce',
+                '--root',
+                str(tmp_path),
+                '--out',
+                str(out),
+                '--datasets',
+                'nba',
+                '--methods',
+                'GCN',
+                'BeMap(sym)',
+                '--seeds',
+                '2',
+                '--epochs',
+                '3',
+            ]
+        )
+        == 0
+    )
+    assert sorted(os.listdir(out)) == [
+        'paper_table.csv',
+        'paper_table.md',
+        'tradeoff_nba.png',
+    ]
     lines = (out / 'paper_table.csv').read_text().splitlines()
-    assert lines[0] == ('dataset,method,selection,seeds,acc_mean,acc_std,'
-                        'auc_mean,auc_std,sp_mean,sp_std,eo_mean,eo_std')
+    assert lines[0] == (
+        'dataset,method,selection,seeds,acc_mean,acc_std,'
+        'auc_mean,auc_std,sp_mean,sp_std,eo_mean,eo_std'
+    )
     assert len(lines) == 1 + 2 * 4  # two methods, four selections
     assert 'test-set selection' in (out / 'paper_table.md').read_text()
 
@@ -37,22 +74,31 @@ def test_reproduce_writes_the_tables(capsys, tmp_path):
 def test_datasets_lists_every_dataset(capsys, tmp_path):
     assert main(['datasets', '--root', str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    for name in ('nba', 'recidivism', 'credit', 'german', 'pokec_z',
-                 'pokec_n'):
+    for name in (
+        'nba',
+        'recidivism',
+        'credit',
+        'german',
+        'pokec_z',
+        'pokec_n',
+    ):
         assert name in out
     assert 'missing' in out and '[bundled]' in out
 
 
-@pytest.mark.parametrize('argv', [
-    ['train', '--epochs', '0'],
-    ['train', '--beta', '2'],
-    ['train', '--min-keep', '-1'],
-    ['train', '--dataset', 'cora'],
-    ['train', '--method', 'GCN'],
-    ['reproduce', '--seeds', '0'],
-    ['fly'],
-    [],
-])
+@pytest.mark.parametrize(
+    'argv',
+    [
+        ['train', '--epochs', '0'],
+        ['train', '--beta', '2'],
+        ['train', '--min-keep', '-1'],
+        ['train', '--dataset', 'cora'],
+        ['train', '--method', 'GCN'],
+        ['reproduce', '--seeds', '0'],
+        ['fly'],
+        [],
+    ],
+)
 def test_bad_arguments_exit_with_an_error(argv, capsys):
     with pytest.raises(SystemExit) as info:
         main(argv)

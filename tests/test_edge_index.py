@@ -35,15 +35,18 @@ def test_attach_shares_memory_and_keeps_input():
     assert edge_index.bemap.grouping is not None
 
 
-@pytest.mark.parametrize('op', [
-    lambda e: e.clone(),
-    lambda e: e.to('cpu'),
-    lambda e: e.to(torch.device('cpu'), copy=True),
-    lambda e: e.cpu(),
-    lambda e: e.detach(),
-    lambda e: e.contiguous(),
-    copy.deepcopy,
-])
+@pytest.mark.parametrize(
+    'op',
+    [
+        lambda e: e.clone(),
+        lambda e: e.to('cpu'),
+        lambda e: e.to(torch.device('cpu'), copy=True),
+        lambda e: e.cpu(),
+        lambda e: e.detach(),
+        lambda e: e.contiguous(),
+        copy.deepcopy,
+    ],
+)
 def test_information_survives_copies(op):
     edge_index, _, _ = carrier()
     out = op(edge_index)
@@ -76,10 +79,13 @@ def test_other_operations_give_plain_tensors():
 
 
 def test_repr():
-    edge_index = attach_bemap(torch.tensor([[0, 1], [1, 0]]),
-                              torch.tensor([0, 1]), torch.ones(2))
-    assert repr(edge_index) == ('BeMapEdgeIndex([[0, 1],\n        [1, 0]], '
-                                'bemap=BeMapInfo(num_nodes=2, num_groups=2))')
+    edge_index = attach_bemap(
+        torch.tensor([[0, 1], [1, 0]]), torch.tensor([0, 1]), torch.ones(2)
+    )
+    assert repr(edge_index) == (
+        'BeMapEdgeIndex([[0, 1],\n        [1, 0]], '
+        'bemap=BeMapInfo(num_nodes=2, num_groups=2))'
+    )
 
 
 def test_info_validates_inputs():
@@ -88,8 +94,9 @@ def test_info_validates_inputs():
     with pytest.raises(ValueError, match='negative'):
         BeMapInfo(torch.tensor([0, -1]), torch.ones(2))
     with pytest.raises(ValueError, match='only 2 nodes'):
-        attach_bemap(torch.tensor([[0, 2], [1, 0]]), torch.tensor([0, 1]),
-                     torch.ones(2))
+        attach_bemap(
+            torch.tensor([[0, 2], [1, 0]]), torch.tensor([0, 1]), torch.ones(2)
+        )
 
 
 def test_shared_sample_is_redrawn_when_a_layer_asks_again():

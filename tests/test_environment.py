@@ -12,8 +12,10 @@ def test_top_level_exports():
     assert set(pyg_bemap.__all__) <= set(dir(pyg_bemap))
 
 
-@pytest.mark.skipif(os.environ.get('PYG_BEMAP_REQUIRE_SPARSE') != '1',
-                    reason='set by the test command, which installs them')
+@pytest.mark.skipif(
+    os.environ.get('PYG_BEMAP_REQUIRE_SPARSE') != '1',
+    reason='set by the test command, which installs them',
+)
 def test_sparse_extras_are_installed_when_required():
     # `make test` installs the `sparse` extra so that the SparseTensor paths
     # really run; fail loudly rather than skip them silently.

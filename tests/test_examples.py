@@ -8,46 +8,96 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def run(script, *args):
-    return subprocess.run([sys.executable, os.path.join(ROOT, script), *args],
-                          capture_output=True, text=True, timeout=600,
-                          check=True).stdout
+    return subprocess.run(
+        [sys.executable, os.path.join(ROOT, script), *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=True,
+    ).stdout
 
 
 def test_bias_amplification_example(tmp_path):
-    out = run('examples/bias_amplification.py', '--epochs', '3', '--root',
-              str(tmp_path))
-    for text in ('Theorem 1', 'Lemma 2', 'delta_sp', 'conv2',
-                 'fair sample', 'probe'):
+    out = run(
+        'examples/bias_amplification.py',
+        '--epochs',
+        '3',
+        '--root',
+        str(tmp_path),
+    )
+    for text in (
+        'Theorem 1',
+        'Lemma 2',
+        'delta_sp',
+        'conv2',
+        'fair sample',
+        'probe',
+    ):
         assert text in out
 
 
-@pytest.mark.parametrize('args', [['--nodes', '3000', '--degree', '6',
-                                   '--repeat', '1']])
+@pytest.mark.parametrize(
+    'args', [['--nodes', '3000', '--degree', '6', '--repeat', '1']]
+)
 def test_core_benchmark_runs(args):
     out = run('benchmarks/bench_core.py', *args)
     assert 'speed-up over the reference' in out
     assert 'resample / training step' in out
 
 
+@pytest.mark.skipif(
+    not os.path.exists('/proc/self/clear_refs'), reason='Linux only'
+)
+def test_scaling_benchmark_runs():
+    out = run('benchmarks/bench_scaling.py', '--sizes', '0.02', '0.04')
+    lines = out.splitlines()
+    assert sum('edges:' in line for line in lines) == 2
+    assert 'extra/edge_index' in out and 'allowed' in out
+
+
 def test_epoch_benchmark_runs(tmp_path):
     env_out = subprocess.run(
-        [sys.executable, os.path.join(ROOT, 'benchmarks', 'bench_epoch.py'),
-         '--nodes', '2000', '--repeat', '1'], capture_output=True, text=True,
-        timeout=600, check=True,
-        env={**os.environ, 'PYG_BEMAP_DATA': str(tmp_path)}).stdout
+        [
+            sys.executable,
+            os.path.join(ROOT, 'benchmarks', 'bench_epoch.py'),
+            '--nodes',
+            '2000',
+            '--repeat',
+            '1',
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=True,
+        env={**os.environ, 'PYG_BEMAP_DATA': str(tmp_path)},
+    ).stdout
     assert 'BeMap(sym), sparse (auto)' in env_out
     assert 'x vanilla edge_index' in env_out
 
 
 def test_distributed_data_parallel_training():
     # 2 processes on the loopback address; bounded by the subprocess timeout
-    out = run('examples/ddp_training.py', '--world-size', '2', '--epochs',
-              '4', '--nodes', '1500')
+    out = run(
+        'examples/ddp_training.py',
+        '--world-size',
+        '2',
+        '--epochs',
+        '4',
+        '--nodes',
+        '1500',
+    )
     assert 'identical parameters on all 2 processes: True' in out
     assert 'loss decreased: True' in out
 
 
 def test_minibatch_example_on_a_small_graph():
-    out = run('examples/minibatch_large.py', '--nodes', '3000', '--epochs',
-              '2', '--batch-size', '256')
+    out = run(
+        'examples/minibatch_large.py',
+        '--nodes',
+        '3000',
+        '--epochs',
+        '2',
+        '--batch-size',
+        '256',
+    )
     assert 'epoch 2:' in out and 'delta_sp' in out

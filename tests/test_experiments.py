@@ -61,9 +61,9 @@ def test_training_keeps_the_best_validation_epoch_and_stops_early():
     result = train_and_record(data, 'GCN', 0, Hyper(epochs=60, patience=5))
     best = select(result.records, 'val-acc', None)
     assert len(result.records) <= 60
-    assert len(result.records) == 60 or \
-        len(result.records) - best.epoch == 5
+    assert len(result.records) == 60 or len(result.records) - best.epoch == 5
     from pyg_bemap.metrics import fairness_report
+
     graph = fast_graph(data, 'gcn')
     with torch.no_grad():
         out = result.model(data.x, graph)
@@ -94,7 +94,7 @@ def test_fast_graph_layouts():
 def test_classifier_outputs_one_logit_per_node():
     model = NodeClassifier(8, 'row', 'uniform', Hyper(hidden=4))
     data = BalanceAwareSampling()(biased_sbm(50, num_features=8))
-    assert model(data.x, data.edge_index).shape == (50, )
+    assert model(data.x, data.edge_index).shape == (50,)
 
 
 def test_summary_and_markdown():

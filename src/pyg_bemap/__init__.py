@@ -1,4 +1,5 @@
 r"""BeMap (Balanced Message Passing) for PyTorch Geometric."""
+
 import torch
 
 from pyg_bemap.edge_index import (
@@ -23,7 +24,8 @@ __version__ = '0.1.0'
 
 # Graphs carrying BeMap information load with torch.load(weights_only=True).
 torch.serialization.add_safe_globals(
-    [BeMapEdgeIndex, BeMapInfo, EdgeGrouping, _rebuild])
+    [BeMapEdgeIndex, BeMapInfo, EdgeGrouping, _rebuild]
+)
 
 __all__ = [
     'AttachBeMap',

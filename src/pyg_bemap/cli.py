@@ -1,12 +1,13 @@
 r"""The :obj:`pyg-bemap` command: :obj:`train`, :obj:`reproduce` and
 :obj:`datasets`."""
+
 import argparse
 import os
 import os.path as osp
 import sys
 import time
 import warnings
-from typing import Callable, List, Optional
+from collections.abc import Callable
 
 from tqdm import tqdm
 
@@ -35,7 +36,8 @@ def _int_at_least(minimum: int) -> Callable[[str], int]:
         value = int(text)
         if value < minimum:
             raise argparse.ArgumentTypeError(
-                f'must be an integer of at least {minimum} (got {text})')
+                f'must be an integer of at least {minimum} (got {text})'
+            )
         return value
 
     return parse
@@ -55,63 +57,91 @@ def _share(text: str) -> float:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog='pyg-bemap',
-        description='BeMap (balanced message passing) for fair GNNs.')
+        description='BeMap (balanced message passing) for fair GNNs.',
+    )
     commands = parser.add_subparsers(dest='command', required=True)
 
     train = commands.add_parser(
-        'train', help='train a vanilla model and its BeMap version',
+        'train',
+        help='train a vanilla model and its BeMap version',
         description='Trains a vanilla model and its BeMap version on one '
         'dataset (the bundled NBA graph by default), selects each on the '
         'validation accuracy and prints both test fairness reports side by '
-        'side.')
+        'side.',
+    )
     train.add_argument('--dataset', choices=DATASETS, default='nba')
     _add_training_options(train)
-    train.add_argument('--method', choices=[m for m in METHODS
-                                            if m.startswith('BeMap')],
-                       default='BeMap(sym)')
+    train.add_argument(
+        '--method',
+        choices=[m for m in METHODS if m.startswith('BeMap')],
+        default='BeMap(sym)',
+    )
     train.add_argument('--seed', type=int, default=0)
     train.add_argument('--beta', type=_share, default=0.25)
     train.add_argument('--min-keep', type=_non_negative_int, default=4)
 
     reproduce = commands.add_parser(
-        'reproduce', help="run the paper's experiments and write the tables",
-        description="Runs every method on every dataset with several seeds "
-        "and writes paper_table.csv, paper_table.md and one plot per dataset.")
+        'reproduce',
+        help="run the paper's experiments and write the tables",
+        description='Runs every method on every dataset with several seeds '
+        'and writes paper_table.csv, paper_table.md and one plot per dataset.',
+    )
     _add_training_options(reproduce)
     reproduce.add_argument('--out', default=osp.join('examples', 'results'))
-    reproduce.add_argument('--datasets', nargs='+',
-                           default=['nba', 'recidivism', 'credit', 'german'],
-                           choices=sorted(SPECS) + sorted(ALIASES))
-    reproduce.add_argument('--methods', nargs='+', default=list(METHODS),
-                           choices=list(METHODS))
+    reproduce.add_argument(
+        '--datasets',
+        nargs='+',
+        default=['nba', 'recidivism', 'credit', 'german'],
+        choices=sorted(SPECS) + sorted(ALIASES),
+    )
+    reproduce.add_argument(
+        '--methods', nargs='+', default=list(METHODS), choices=list(METHODS)
+    )
     reproduce.add_argument('--seeds', type=_positive_int, default=5)
-    reproduce.add_argument('--jobs', type=_positive_int,
-                           default=os.cpu_count() or 1,
-                           help='runs trained in parallel, one process each '
-                           '(default: the number of cores, %(default)s)')
+    reproduce.add_argument(
+        '--jobs',
+        type=_positive_int,
+        default=os.cpu_count() or 1,
+        help='runs trained in parallel, one process each '
+        '(default: the number of cores, %(default)s)',
+    )
 
     datasets = commands.add_parser(
-        'datasets', help='list the datasets and where their files are',
+        'datasets',
+        help='list the datasets and where their files are',
         description='Lists the datasets, their raw files and whether they '
-        'are present under the root directory.')
-    datasets.add_argument('--root', default=default_root(),
-                          help='dataset directory (default: %(default)s)')
+        'are present under the root directory.',
+    )
+    datasets.add_argument(
+        '--root',
+        default=default_root(),
+        help='dataset directory (default: %(default)s)',
+    )
     return parser
 
 
 def _add_training_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument('--root', default=default_root(),
-                        help='dataset directory (default: %(default)s)')
-    parser.add_argument('--epochs', type=_positive_int,
-                        default=Hyper.epochs,
-                        help='maximum epochs (default: %(default)s)')
-    parser.add_argument('--patience', type=_positive_int,
-                        default=Hyper.patience,
-                        help='stop after this many epochs without a better '
-                        'validation accuracy (default: %(default)s)')
+    parser.add_argument(
+        '--root',
+        default=default_root(),
+        help='dataset directory (default: %(default)s)',
+    )
+    parser.add_argument(
+        '--epochs',
+        type=_positive_int,
+        default=Hyper.epochs,
+        help='maximum epochs (default: %(default)s)',
+    )
+    parser.add_argument(
+        '--patience',
+        type=_positive_int,
+        default=Hyper.patience,
+        help='stop after this many epochs without a better '
+        'validation accuracy (default: %(default)s)',
+    )
 
 
-def side_by_side(left: str, right: str, titles: List[str]) -> str:
+def side_by_side(left: str, right: str, titles: list[str]) -> str:
     r"""Two text blocks next to each other."""
     a, b = left.splitlines(), right.splitlines()
     width = max(len(line) for line in a + [titles[0]]) + 4
@@ -126,41 +156,60 @@ def run_train(args: argparse.Namespace) -> None:
     if args.dataset == 'synthetic':
         data = biased_sbm(seed=args.seed)
     else:
-        data = FairGraphDataset(args.root, args.dataset,
-                                split_seed=args.seed)[0]
+        data = FairGraphDataset(args.root, args.dataset, split_seed=args.seed)[
+            0
+        ]
     data = BalanceAwareSampling(sens_attr='s')(data)
-    print(f'{args.dataset}: {data.num_nodes} nodes, {data.num_edges // 2} '
-          f'undirected edges, {data.num_features} features')
-    hyper = Hyper(epochs=args.epochs, patience=args.patience, beta=args.beta,
-                  min_keep=args.min_keep)
+    print(
+        f'{args.dataset}: {data.num_nodes} nodes, {data.num_edges // 2} '
+        f'undirected edges, {data.num_features} features'
+    )
+    hyper = Hyper(
+        epochs=args.epochs,
+        patience=args.patience,
+        beta=args.beta,
+        min_keep=args.min_keep,
+    )
     vanilla = 'GAT' if 'gat' in args.method else 'GCN'
-    reports: List[FairnessReport] = []
+    reports: list[FairnessReport] = []
     titles = []
     for method in (vanilla, args.method):
         bar = tqdm(total=hyper.epochs, desc=method, leave=False)
         start = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter('ignore', UserWarning)
-            records = train_and_record(data, method, args.seed, hyper,
-                                       on_epoch=lambda: bar.update()).records
+            records = train_and_record(
+                data, method, args.seed, hyper, on_epoch=bar.update
+            ).records
         bar.close()
         chosen = select(records, 'val-acc', PAPER_BUDGETS.get(args.dataset))
         assert chosen is not None
         reports.append(chosen.test)
-        titles.append(f'{method}: epoch {chosen.epoch}, '
-                      f'{time.perf_counter() - start:.1f}s')
+        titles.append(
+            f'{method}: epoch {chosen.epoch}, '
+            f'{time.perf_counter() - start:.1f}s'
+        )
     print(side_by_side(str(reports[0]), str(reports[1]), titles))
-    print('\nTest split; each model selected on the best validation '
-          'accuracy.')
+    print('\nTest split; each model selected on the best validation accuracy.')
 
 
 def run_reproduce(args: argparse.Namespace) -> None:
     from pyg_bemap.reproduce import reproduce
+
     hyper = Hyper(epochs=args.epochs, patience=args.patience)
-    reproduce(args.root, args.out, args.datasets, args.methods,
-              list(range(args.seeds)), hyper, jobs=args.jobs)
-    print(f"Wrote {osp.join(args.out, 'paper_table.csv')}, "
-          f"{osp.join(args.out, 'paper_table.md')} and the plots")
+    reproduce(
+        args.root,
+        args.out,
+        args.datasets,
+        args.methods,
+        list(range(args.seeds)),
+        hyper,
+        jobs=args.jobs,
+    )
+    print(
+        f'Wrote {osp.join(args.out, "paper_table.csv")}, '
+        f'{osp.join(args.out, "paper_table.md")} and the plots'
+    )
 
 
 def run_datasets(args: argparse.Namespace) -> None:
@@ -169,19 +218,24 @@ def run_datasets(args: argparse.Namespace) -> None:
         raw = osp.join(args.root, name, 'raw')
         files = []
         for file in (spec.node_file, spec.edge_file):
-            here = any(osp.exists(osp.join(raw, f'{file.name}{ext}'))
-                       for ext in ('', '.xz'))
-            files.append(f"{file.name} ({'present' if here else 'missing'})")
+            here = any(
+                osp.exists(osp.join(raw, f'{file.name}{ext}'))
+                for ext in ('', '.xz')
+            )
+            files.append(f'{file.name} ({"present" if here else "missing"})')
         bundled = ' [bundled]' if name == 'nba' else ''
         print(f'{name:<11}{bundled:<10} ' + ', '.join(files))
-    print("Missing files are downloaded on first use; 'bail' is an alias of "
-          "'recidivism'.")
+    print(
+        "Missing files are downloaded on first use; 'bail' is an alias of "
+        "'recidivism'."
+    )
 
 
-def main(argv: Optional[List[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    {'train': run_train, 'reproduce': run_reproduce,
-     'datasets': run_datasets}[args.command](args)
+    {'train': run_train, 'reproduce': run_reproduce, 'datasets': run_datasets}[
+        args.command
+    ](args)
     return 0
 
 

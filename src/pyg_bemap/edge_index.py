@@ -1,7 +1,9 @@
 r"""The carrier that lets BeMap's information travel with the graph."""
+
 import copy
 import weakref
-from typing import Any, Callable, Dict, NamedTuple, Optional, Set, Tuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import torch
 from torch import Tensor
@@ -17,14 +19,14 @@ from pyg_bemap.utils.sampling import (
     sampling_plan,
 )
 
-SamplerKey = Tuple[float, int, str]
+SamplerKey = tuple[float, int, str]
 
 
 class _Sample(NamedTuple):
     mask: Tensor
-    forward_pass: Optional[int]
-    consumers: Set[int]
-    adjacency: Dict[str, Any]  # the sample in other layouts, built once
+    forward_pass: int | None
+    consumers: set[int]
+    adjacency: dict[str, Any]  # the sample in other layouts, built once
 
 
 class BeMapInfo:
@@ -32,9 +34,10 @@ class BeMapInfo:
     balance score of every node, and caches derived from them for one edge
     structure.
 
-    The caches (the edge grouping, one :class:`SamplingPlan` per sampler
-    setting and the current pass's sample) are valid for the graph object
-    named by :meth:`bind`; they are rebuilt when another graph comes.
+    The caches (the edge grouping, one
+    :class:`~pyg_bemap.utils.sampling.SamplingPlan` per sampler setting and
+    the current pass's sample) are valid for the graph object named by
+    :meth:`bind`; they are rebuilt when another graph comes.
 
     Args:
         sens (torch.Tensor): The sensitive group of every node, :obj:`[N]`.
@@ -42,17 +45,20 @@ class BeMapInfo:
         num_groups (int, optional): The number of groups.
             (default: :obj:`None`, inferred)
     """
-    def __init__(self, sens: Tensor, balance: Tensor,
-                 num_groups: Optional[int] = None):
+
+    def __init__(
+        self, sens: Tensor, balance: Tensor, num_groups: int | None = None
+    ):
         num_nodes = sens.numel() if isinstance(sens, Tensor) else 0
-        self.sens, self.num_groups = sensitive_groups(sens, num_nodes,
-                                                      num_groups)
+        self.sens, self.num_groups = sensitive_groups(
+            sens, num_nodes, num_groups
+        )
         self.balance = check_balance(balance, self.sens)
-        self.grouping: Optional[EdgeGrouping] = None
-        self._by_target_source: Optional[Tensor] = None
-        self._graph: Optional[weakref.ref] = None
-        self._plans: Dict[SamplerKey, SamplingPlan] = {}
-        self._samples: Dict[SamplerKey, _Sample] = {}
+        self.grouping: EdgeGrouping | None = None
+        self._by_target_source: Tensor | None = None
+        self._graph: weakref.ref | None = None
+        self._plans: dict[SamplerKey, SamplingPlan] = {}
+        self._samples: dict[SamplerKey, _Sample] = {}
 
     @property
     def num_nodes(self) -> int:
@@ -66,8 +72,10 @@ class BeMapInfo:
             return
         check_edge_index(edge_index, self.num_nodes)
         if edge_index.device != self.sens.device:
-            raise ValueError(f"The graph is on {edge_index.device} but its "
-                             f"BeMap information is on {self.sens.device}")
+            raise ValueError(
+                f'The graph is on {edge_index.device} but its '
+                f'BeMap information is on {self.sens.device}'
+            )
         grouping = self.grouping
         if grouping is None or self._graph is not None:
             grouping = group_edges(edge_index, self.sens, self.num_groups)
@@ -77,13 +85,21 @@ class BeMapInfo:
         self._plans, self._samples = {}, {}
 
     def plan(self, edge_index: Tensor, key: SamplerKey) -> SamplingPlan:
-        r"""Returns the cached :class:`SamplingPlan` of a sampler setting."""
+        r"""Returns the cached
+        :class:`~pyg_bemap.utils.sampling.SamplingPlan` of a sampler
+        setting."""
         if key not in self._plans:
             assert self.grouping is not None, 'call bind() first'
             beta, min_keep, strategy = key
-            self._plans[key] = sampling_plan(edge_index, self.grouping,
-                                             self.sens, self.balance, beta,
-                                             min_keep, strategy)
+            self._plans[key] = sampling_plan(
+                edge_index,
+                self.grouping,
+                self.sens,
+                self.balance,
+                beta,
+                min_keep,
+                strategy,
+            )
         return self._plans[key]
 
     def shared_sample(
@@ -92,8 +108,8 @@ class BeMapInfo:
         edge_index: Tensor,
         key: SamplerKey,
         consumer: int,
-        forward_pass: Optional[int] = None,
-        generator: Optional[torch.Generator] = None,
+        forward_pass: int | None = None,
+        generator: torch.Generator | None = None,
     ) -> Tensor:
         r"""Returns the edge mask of the current training pass.
 
@@ -107,8 +123,11 @@ class BeMapInfo:
         if forward_pass is not None:
             fresh = current is None or current.forward_pass != forward_pass
         else:
-            fresh = (current is None or current.forward_pass is not None
-                     or consumer in current.consumers)
+            fresh = (
+                current is None
+                or current.forward_pass is not None
+                or consumer in current.consumers
+            )
         if fresh:
             mask = draw_edge_mask(self.plan(edge_index, key), generator)
             current = _Sample(mask, forward_pass, set(), {})
@@ -128,13 +147,13 @@ class BeMapInfo:
             return current.adjacency['sparse']
         if self._by_target_source is None:
             src, dst = edge_index[0].long(), edge_index[1].long()
-            key = dst * self.num_nodes + src
-            order = torch.sort(key, stable=True)[1]
+            order = torch.sort(dst * self.num_nodes + src, stable=True)[1]
             self._by_target_source = order[(src != dst)[order]]
         order = self._by_target_source
         kept = order[current.mask[order]]
-        adjacency = transposed_adjacency(edge_index[:, kept].long(),
-                                         self.num_nodes, is_sorted=True)
+        adjacency = transposed_adjacency(
+            edge_index[:, kept].long(), self.num_nodes, is_sorted=True
+        )
         current.adjacency['sparse'] = adjacency
         return adjacency
 
@@ -152,29 +171,38 @@ class BeMapInfo:
         out._graph, out._plans, out._samples = None, {}, {}
         return out
 
-    def __getstate__(self) -> Dict[str, Any]:
+    def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
-        state.update(_graph=None, _plans={}, _samples={},
-                     _by_target_source=None)
+        state.update(
+            _graph=None, _plans={}, _samples={}, _by_target_source=None
+        )
         return state
 
-    def __setstate__(self, state: Dict[str, Any]) -> None:
+    def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         if self.grouping is not None:
             self.grouping = EdgeGrouping(*self.grouping)
 
-    def __deepcopy__(self, memo: Dict[int, Any]) -> 'BeMapInfo':
+    def __deepcopy__(self, memo: dict[int, Any]) -> 'BeMapInfo':
         return self.apply(lambda t: t.clone())
 
     def __repr__(self) -> str:
-        return (f'{self.__class__.__name__}(num_nodes={self.num_nodes}, '
-                f'num_groups={self.num_groups})')
+        return (
+            f'{self.__class__.__name__}(num_nodes={self.num_nodes}, '
+            f'num_groups={self.num_groups})'
+        )
 
 
 # Tensor methods whose result is the same graph: the result keeps the info.
 _GRAPH_PRESERVING = {
-    Tensor.clone, Tensor.to, Tensor.cpu, Tensor.cuda, Tensor.detach,
-    Tensor.contiguous, Tensor.pin_memory, Tensor.share_memory_
+    Tensor.clone,
+    Tensor.to,
+    Tensor.cpu,
+    Tensor.cuda,
+    Tensor.detach,
+    Tensor.contiguous,
+    Tensor.pin_memory,
+    Tensor.share_memory_,
 }
 
 
@@ -191,16 +219,26 @@ class BeMapEdgeIndex(Tensor):
     :func:`torch.load`. Create one with :func:`attach_bemap` or
     :class:`~pyg_bemap.BalanceAwareSampling`.
     """
+
     bemap: BeMapInfo
 
     @classmethod
-    def __torch_function__(cls, func: Callable, types: Any, args: Any = (),
-                           kwargs: Optional[Dict[str, Any]] = None) -> Any:
+    def __torch_function__(
+        cls,
+        func: Callable,
+        types: Any,
+        args: Any = (),
+        kwargs: dict[str, Any] | None = None,
+    ) -> Any:
         kwargs = kwargs or {}
         with torch._C.DisableTorchFunctionSubclass():
             out = func(*args, **kwargs)
-        if func in _GRAPH_PRESERVING and isinstance(out, Tensor) and isinstance(
-                args[0], BeMapEdgeIndex) and 'bemap' in args[0].__dict__:
+        if (
+            func in _GRAPH_PRESERVING
+            and isinstance(out, Tensor)
+            and isinstance(args[0], BeMapEdgeIndex)
+            and 'bemap' in args[0].__dict__
+        ):
             if out is args[0]:
                 return args[0]
             return _carry(out, args[0].bemap, out.device)
@@ -213,17 +251,21 @@ class BeMapEdgeIndex(Tensor):
     def __reduce_ex__(self, proto: Any) -> Any:
         return (_rebuild, (self.as_tensor(), self.bemap))
 
-    def __deepcopy__(self, memo: Dict[int, Any]) -> 'BeMapEdgeIndex':
+    def __deepcopy__(self, memo: dict[int, Any]) -> 'BeMapEdgeIndex':
         out = _rebuild(self.as_tensor().clone(), copy.deepcopy(self.bemap))
         memo[id(self)] = out
         return out
 
-    def __repr__(self, *, tensor_contents: Any = None) -> str:
+    def __repr__(  # type: ignore[override]
+        self, *, tensor_contents: Any = None
+    ) -> str:
         body = repr(self.as_tensor()).replace('tensor(', '', 1)[:-1]
         return f'{self.__class__.__name__}({body}, bemap={self.bemap})'
 
 
-def _carry(edges: Tensor, info: BeMapInfo, device: torch.device) -> BeMapEdgeIndex:
+def _carry(
+    edges: Tensor, info: BeMapInfo, device: torch.device
+) -> BeMapEdgeIndex:
     out = edges.as_subclass(BeMapEdgeIndex)
     if info.sens.device != device:
         info = info.apply(lambda t: t.to(device))
@@ -239,8 +281,12 @@ def _rebuild(edges: Tensor, info: BeMapInfo) -> BeMapEdgeIndex:
     return out
 
 
-def attach_bemap(edge_index: Tensor, sens: Tensor, balance: Tensor,
-                 num_groups: Optional[int] = None) -> BeMapEdgeIndex:
+def attach_bemap(
+    edge_index: Tensor,
+    sens: Tensor,
+    balance: Tensor,
+    num_groups: int | None = None,
+) -> BeMapEdgeIndex:
     r"""Returns :obj:`edge_index` as a :class:`BeMapEdgeIndex` carrying the
     node groups and balance scores (sharing memory with the input, which is
     not modified). Edges are grouped for the sampler here, once.
@@ -253,15 +299,18 @@ def attach_bemap(edge_index: Tensor, sens: Tensor, balance: Tensor,
             (default: :obj:`None`, inferred)
     """
     info = BeMapInfo(sens, balance, num_groups)
-    plain = edge_index.as_subclass(Tensor) if isinstance(
-        edge_index, Tensor) else edge_index
+    plain = (
+        edge_index.as_subclass(Tensor)
+        if isinstance(edge_index, Tensor)
+        else edge_index
+    )
     check_edge_index(plain, info.num_nodes)
     out = _rebuild(plain, info)
     info.bind(out, plain)
     return out
 
 
-def get_bemap(edge_index: Any) -> Optional[BeMapInfo]:
+def get_bemap(edge_index: Any) -> BeMapInfo | None:
     r"""Returns the :class:`BeMapInfo` an :obj:`edge_index` carries, if any."""
     if isinstance(edge_index, BeMapEdgeIndex):
         return edge_index.__dict__.get('bemap')

@@ -1,10 +1,12 @@
 r"""The paper's experiments: methods, training with per-epoch evaluation,
 and model selection (on the validation split by default).
 """
+
 import copy
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any
 
 import torch
 from torch import Tensor
@@ -18,7 +20,7 @@ from pyg_bemap.nn.fused import FusedGATConv, FusedGCNConv
 from pyg_bemap.utils.layout import transposed_adjacency
 
 #: name -> (backbone, BeMap strategy or None)
-METHODS: Dict[str, tuple] = {
+METHODS: dict[str, tuple] = {
     'GCN': ('gcn', None),
     'GAT': ('gat', None),
     'BeMap(row)': ('row', 'balance'),
@@ -29,8 +31,12 @@ METHODS: Dict[str, tuple] = {
 }
 
 #: The reference code's test-set fairness budgets (delta_sp and delta_eo).
-PAPER_BUDGETS = {'nba': 0.07, 'recidivism': 0.05, 'credit': 0.11,
-                 'pokec_z': 0.025}
+PAPER_BUDGETS = {
+    'nba': 0.07,
+    'recidivism': 0.05,
+    'credit': 0.11,
+    'pokec_z': 0.025,
+}
 
 SELECTIONS = ('val-acc', 'val-auc', 'val-fair', 'paper')
 
@@ -38,6 +44,7 @@ SELECTIONS = ('val-acc', 'val-auc', 'val-fair', 'paper')
 @dataclass
 class Hyper:
     r"""The paper's hyper-parameters."""
+
     hidden: int = 128
     dropout: float = 0.5
     lr: float = 1e-3
@@ -53,26 +60,41 @@ class NodeClassifier(torch.nn.Module):
     code; with :obj:`strategy`, both layers are wrapped in
     :class:`~pyg_bemap.BeMapConv`.
     """
-    def __init__(self, in_channels: int, backbone: str,
-                 strategy: Optional[str], hyper: Hyper):
+
+    def __init__(
+        self,
+        in_channels: int,
+        backbone: str,
+        strategy: str | None,
+        hyper: Hyper,
+    ):
         super().__init__()
         # Without BeMap the graph never changes, so GCN caches its
         # normalisation, as PyG's transductive examples do.
         cached = strategy is None
-        make: Callable[[int, int], torch.nn.Module] = {
+        makers: dict[str, Callable[[int, int], torch.nn.Module]] = {
             'gcn': lambda i, o: FusedGCNConv(i, o, cached=cached),
             'gat': lambda i, o: FusedGATConv(i, o, heads=1),
             'row': lambda i, o: RowNormConv(i, o),
-        }[backbone]
+        }
+        make = makers[backbone]
         convs = [make(in_channels, hyper.hidden), make(hyper.hidden, 1)]
         if strategy is not None:
-            convs = [BeMapConv(c, beta=hyper.beta, min_keep=hyper.min_keep,
-                               strategy=strategy) for c in convs]
+            convs = [
+                BeMapConv(
+                    c,
+                    beta=hyper.beta,
+                    min_keep=hyper.min_keep,
+                    strategy=strategy,
+                )
+                for c in convs
+            ]
         self.conv1, self.conv2 = convs
         self.dropout = hyper.dropout
 
-    def forward(self, x: Tensor, graph: Any,
-                bemap: Optional[BeMapInfo] = None) -> Tensor:
+    def forward(
+        self, x: Tensor, graph: Any, bemap: BeMapInfo | None = None
+    ) -> Tensor:
         extra = {'bemap': bemap} if isinstance(self.conv1, BeMapConv) else {}
         x = self._dropout(x)
         x = self.conv1(x, graph, **extra).relu()
@@ -90,11 +112,13 @@ class NodeClassifier(torch.nn.Module):
 
 def fast_graph(data: Data, backbone: str) -> Any:
     r"""The full graph in the fastest layout the backbone takes: a
-    transposed sparse adjacency for :class:`FusedGCNConv` (a
+    transposed sparse adjacency for
+    :class:`~pyg_bemap.nn.fused.FusedGCNConv` (a
     :class:`torch_sparse.SparseTensor` when installed, else a
-    :obj:`torch.sparse` CSR tensor) and for :class:`FusedGATConv` (with
-    :obj:`torch_sparse` only), whose sparse products avoid materialising one
-    message per edge; the edge list otherwise.
+    :obj:`torch.sparse` CSR tensor) and for
+    :class:`~pyg_bemap.nn.fused.FusedGATConv` (with :obj:`torch_sparse`
+    only), whose sparse products avoid materialising one message per edge;
+    the edge list otherwise.
     """
     edge_index = data.edge_index
     if isinstance(edge_index, BeMapEdgeIndex):
@@ -115,45 +139,56 @@ class EpochRecord:
 class TrainResult:
     r"""The trained model, holding the parameters of the epoch with the best
     validation accuracy, and the reports of every epoch."""
+
     model: NodeClassifier
-    records: List[EpochRecord]
+    records: list[EpochRecord]
 
 
-def train_and_record(data: Data, method: str, seed: int,
-                     hyper: Hyper = Hyper(),
-                     on_epoch: Optional[Callable[[], None]] = None
-                     ) -> TrainResult:
+def train_and_record(
+    data: Data,
+    method: str,
+    seed: int,
+    hyper: Hyper | None = None,
+    on_epoch: Callable[[], None] | None = None,
+) -> TrainResult:
     r"""Trains one method with binary cross-entropy on the training nodes and
     records the validation and test reports after every epoch, for at most
     :obj:`hyper.epochs` epochs, stopping early once the validation accuracy
     has not improved for :obj:`hyper.patience` epochs.
     """
+    hyper = hyper or Hyper()
     backbone, strategy = METHODS[method]
     torch.manual_seed(seed)
     model = NodeClassifier(data.num_features, backbone, strategy, hyper)
-    optimizer = torch.optim.Adam(model.parameters(), lr=hyper.lr,
-                                 weight_decay=hyper.weight_decay)
+    optimizer = torch.optim.Adam(
+        model.parameters(), lr=hyper.lr, weight_decay=hyper.weight_decay
+    )
     target = data.y[data.train_mask].float()
     # BeMap layers build their sampled graph in the fastest layout from the
     # edge list; evaluation runs on the full graph in that layout.
     graph, bemap = fast_graph(data, backbone), get_bemap(data.edge_index)
     train_graph = graph if strategy is None else data.edge_index
-    records: List[EpochRecord] = []
+    records: list[EpochRecord] = []
     best_state = copy.deepcopy(model.state_dict())
     for epoch in range(1, hyper.epochs + 1):
         model.train()
         optimizer.zero_grad()
         out = model(data.x, train_graph, bemap)
         loss = torch.nn.functional.binary_cross_entropy_with_logits(
-            out[data.train_mask], target)
+            out[data.train_mask], target
+        )
         loss.backward()
         optimizer.step()
         model.eval()
         with torch.no_grad():
             out = model(data.x, graph, bemap)
-        records.append(EpochRecord(
-            epoch, fairness_report(out, data.y, data.s, mask=data.val_mask),
-            fairness_report(out, data.y, data.s, mask=data.test_mask)))
+        records.append(
+            EpochRecord(
+                epoch,
+                fairness_report(out, data.y, data.s, mask=data.val_mask),
+                fairness_report(out, data.y, data.s, mask=data.test_mask),
+            )
+        )
         if on_epoch is not None:
             on_epoch()
         best = select(records, 'val-acc', None)
@@ -167,8 +202,9 @@ def train_and_record(data: Data, method: str, seed: int,
     return TrainResult(model, records)
 
 
-def select(records: List[EpochRecord], selection: str,
-           budget: Optional[float]) -> Optional[EpochRecord]:
+def select(
+    records: list[EpochRecord], selection: str, budget: float | None
+) -> EpochRecord | None:
     r"""Picks the reported epoch.
 
     * :obj:`'val-acc'`: the best validation accuracy (ties: the earliest
@@ -188,9 +224,12 @@ def select(records: List[EpochRecord], selection: str,
     if budget is None:
         return None
     split = 'test' if selection == 'paper' else 'val'
-    eligible = [r for r in records
-                if getattr(r, split).delta_sp < budget
-                and getattr(r, split).delta_eo < budget]
+    eligible = [
+        r
+        for r in records
+        if getattr(r, split).delta_sp < budget
+        and getattr(r, split).delta_eo < budget
+    ]
     if not eligible:
         return None
     return max(eligible, key=lambda r: getattr(r, split).accuracy)

@@ -12,10 +12,12 @@ import pyg_bemap.datasets.fair_graph as fair_graph
 from pyg_bemap.datasets import FairGraphDataset, load_nba, split_masks
 from pyg_bemap.datasets.fair_graph import git_blob_id, scale_features
 
-SHARED = osp.join(osp.dirname(__file__), '..', '..', '..', 'shared',
-                  'datasets')
-needs_shared = pytest.mark.skipif(not osp.isdir(SHARED),
-                                  reason='needs ../shared/datasets')
+SHARED = osp.join(
+    osp.dirname(__file__), '..', '..', '..', 'shared', 'datasets'
+)
+needs_shared = pytest.mark.skipif(
+    not osp.isdir(SHARED), reason='needs ../shared/datasets'
+)
 
 # PROVENANCE.md's verified statistics, with the feature counts of the
 # reference loaders (sensitive attribute excluded).
@@ -32,8 +34,9 @@ def with_raw(root, name):
     os.makedirs(raw, exist_ok=True)
     if name != 'nba':
         for file in os.listdir(osp.join(SHARED, name)):
-            os.symlink(osp.abspath(osp.join(SHARED, name, file)),
-                       osp.join(raw, file))
+            os.symlink(
+                osp.abspath(osp.join(SHARED, name, file)), osp.join(raw, file)
+            )
     return root
 
 
@@ -64,9 +67,12 @@ def test_nba_ships_with_the_package(tmp_path):
     data = load_nba(str(tmp_path))
     assert data.num_nodes == 403 and data.x.size(1) == 95
     assert os.listdir(tmp_path / 'nba' / 'raw') == sorted(
-        os.listdir(tmp_path / 'nba' / 'raw'))  # files copied, not fetched
+        os.listdir(tmp_path / 'nba' / 'raw')
+    )  # files copied, not fetched
     assert set(os.listdir(tmp_path / 'nba' / 'raw')) == {
-        'nba.csv.xz', 'nba_relationship.txt.xz'}
+        'nba.csv.xz',
+        'nba_relationship.txt.xz',
+    }
 
 
 def test_options_change_the_processed_graph(tmp_path):
@@ -88,8 +94,12 @@ def test_options_change_the_processed_graph(tmp_path):
 def test_german_maps_strings_and_labels(tmp_path):
     if not osp.isdir(SHARED):
         pytest.skip('needs ../shared/datasets')
-    data = FairGraphDataset(with_raw(str(tmp_path), 'german'), 'german',
-                            keep_sensitive=True, feature_norm=False)[0]
+    data = FairGraphDataset(
+        with_raw(str(tmp_path), 'german'),
+        'german',
+        keep_sensitive=True,
+        feature_norm=False,
+    )[0]
     assert data.x.size(1) == 27  # NIFTY's feature count, Gender kept
     assert set(data.y.tolist()) == {0, 1}
 
@@ -111,12 +121,14 @@ def test_bail_alias(tmp_path):
 def test_checksum_mismatch_is_a_clear_error(tmp_path):
     raw = tmp_path / 'nba' / 'raw'
     raw.mkdir(parents=True)
-    with lzma.open(osp.join(fair_graph.BUNDLED_DIR, 'nba',
-                            'nba.csv.xz')) as handle:
+    with lzma.open(
+        osp.join(fair_graph.BUNDLED_DIR, 'nba', 'nba.csv.xz')
+    ) as handle:
         content = handle.read()
     (raw / 'nba.csv').write_bytes(content.replace(b'SALARY', b'SALARZ', 1))
-    shutil.copy(osp.join(fair_graph.BUNDLED_DIR, 'nba',
-                         'nba_relationship.txt.xz'), raw)
+    shutil.copy(
+        osp.join(fair_graph.BUNDLED_DIR, 'nba', 'nba_relationship.txt.xz'), raw
+    )
     with pytest.raises(ValueError, match='not the published'):
         FairGraphDataset(str(tmp_path), 'nba')
 
@@ -132,25 +144,30 @@ def test_failed_download_says_where_to_put_the_files(tmp_path, monkeypatch):
     assert str(tmp_path / 'credit' / 'raw') in str(info.value)
 
 
-POKEC_HEADER = ('user_id,public,completion_percentage,gender,region,AGE,'
-                'I_am_working_in_field,spoken_languages_indicator,'
-                'hobbies_indicator')
+POKEC_HEADER = (
+    'user_id,public,completion_percentage,gender,region,AGE,'
+    'I_am_working_in_field,spoken_languages_indicator,'
+    'hobbies_indicator'
+)
 
 
-@pytest.mark.parametrize('name, stem', [('pokec_z', 'region_job'),
-                                        ('pokec_n', 'region_job_2')])
+@pytest.mark.parametrize(
+    'name, stem', [('pokec_z', 'region_job'), ('pokec_n', 'region_job_2')]
+)
 def test_pokec_loaders_on_synthetic_files(tmp_path, monkeypatch, name, stem):
     gen = torch.Generator().manual_seed(0)
     ids = torch.randperm(10**6, generator=gen)[:50] + 10**5
-    working = torch.randint(-1, 4, (50, ), generator=gen)
-    region = torch.randint(0, 2, (50, ), generator=gen)
+    working = torch.randint(-1, 4, (50,), generator=gen)
+    region = torch.randint(0, 2, (50,), generator=gen)
     lines = [POKEC_HEADER]
     for i in range(50):
-        lines.append(f'{ids[i]},1,{i % 100},{i % 2},{region[i]},{20 + i},'
-                     f'{working[i]},{i % 3},{i % 5}')
+        lines.append(
+            f'{ids[i]},1,{i % 100},{i % 2},{region[i]},{20 + i},'
+            f'{working[i]},{i % 3},{i % 5}'
+        )
     node_text = ('\n'.join(lines) + '\n').encode()
-    src = torch.randint(0, 50, (200, ), generator=gen)
-    dst = torch.randint(0, 50, (200, ), generator=gen)
+    src = torch.randint(0, 50, (200,), generator=gen)
+    dst = torch.randint(0, 50, (200,), generator=gen)
     edge_text = ''.join(f'{ids[a]}\t{ids[b]}\n' for a, b in zip(src, dst))
     raw = tmp_path / name / 'raw'
     raw.mkdir(parents=True)
@@ -158,13 +175,19 @@ def test_pokec_loaders_on_synthetic_files(tmp_path, monkeypatch, name, stem):
     with lzma.open(raw / f'{stem}_relationship.txt.xz', 'wb') as handle:
         handle.write(edge_text.encode())
     spec = fair_graph.SPECS[name]
-    monkeypatch.setitem(fair_graph.SPECS, name, dataclasses.replace(
-        spec,
-        node_file=dataclasses.replace(spec.node_file,
-                                      git_blob=git_blob_id(node_text)),
-        edge_file=dataclasses.replace(spec.edge_file,
-                                      git_blob=git_blob_id(
-                                          edge_text.encode()))))
+    monkeypatch.setitem(
+        fair_graph.SPECS,
+        name,
+        dataclasses.replace(
+            spec,
+            node_file=dataclasses.replace(
+                spec.node_file, git_blob=git_blob_id(node_text)
+            ),
+            edge_file=dataclasses.replace(
+                spec.edge_file, git_blob=git_blob_id(edge_text.encode())
+            ),
+        ),
+    )
     data = FairGraphDataset(str(tmp_path), name, feature_norm=False)[0]
     assert data.num_nodes == 50 and data.x.size(1) == 6
     expected_y = torch.where(working < 0, -1, (working > 0).long())
@@ -187,6 +210,9 @@ def test_split_masks_and_scaling():
     assert not bool((train & val).any() | (train & test).any())
     train_budget, _, _ = split_masks(y, seed=3, label_budget=2)
     assert int(train_budget.sum()) == 2 and bool((train_budget <= train).all())
-    x = torch.tensor([[0., 5., 1.], [10., 5., 3.], [5., 5., 2.]])
-    assert scale_features(x).tolist() == [[-1., 0., -1.], [1., 0., 1.],
-                                          [0., 0., 0.]]
+    x = torch.tensor([[0.0, 5.0, 1.0], [10.0, 5.0, 3.0], [5.0, 5.0, 2.0]])
+    assert scale_features(x).tolist() == [
+        [-1.0, 0.0, -1.0],
+        [1.0, 0.0, 1.0],
+        [0.0, 0.0, 0.0],
+    ]

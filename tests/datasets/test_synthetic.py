@@ -13,7 +13,9 @@ def test_biased_sbm_is_a_clean_undirected_homophilous_graph():
     assert key.unique().numel() == key.numel()
     src, dst = data.edge_index
     assert (data.s[src] == data.s[dst]).float().mean() > 0.8
-    masks = data.train_mask.long() + data.val_mask.long() + data.test_mask.long()
+    masks = (
+        data.train_mask.long() + data.val_mask.long() + data.test_mask.long()
+    )
     assert bool((masks == 1).all())
     assert int(data.train_mask.sum()) == 250
     assert set(data.y.unique().tolist()) == {0, 1}

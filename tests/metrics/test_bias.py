@@ -20,14 +20,15 @@ from pyg_bemap.metrics import (
 
 
 def test_distance_bias_definition():
-    h = torch.tensor([[0., 0.], [2., 0.], [10., 10.], [10., 12.]])
+    h = torch.tensor([[0.0, 0.0], [2.0, 0.0], [10.0, 10.0], [10.0, 12.0]])
     sens = torch.tensor([0, 0, 1, 1])
     out = distance_bias(h, sens)
     # every node sits at distance 1 from its centroid: bias = 1 / 1
     assert out.bias == pytest.approx(1.0)
     assert out.centroid_gap == pytest.approx(math.dist((1, 0), (10, 11)))
-    three = distance_bias(torch.tensor([[0.], [1.], [5.]]),
-                          torch.tensor([0, 1, 2]))
+    three = distance_bias(
+        torch.tensor([[0.0], [1.0], [5.0]]), torch.tensor([0, 1, 2])
+    )
     assert three.bias == math.inf
     assert three.centroid_gap == pytest.approx(5.0)
     with pytest.raises(ValueError, match='2-D'):
@@ -35,10 +36,11 @@ def test_distance_bias_definition():
 
 
 def test_propagate_is_the_mean_over_node_and_neighbours():
-    x = torch.tensor([[1.], [2.], [4.], [8.]])
+    x = torch.tensor([[1.0], [2.0], [4.0], [8.0]])
     edge_index = torch.tensor([[1, 2, 0, 0], [0, 0, 0, 3]])  # with a loop
     assert propagate(x, edge_index).view(-1).tolist() == pytest.approx(
-        [7 / 3, 2., 4., 4.5])
+        [7 / 3, 2.0, 4.0, 4.5]
+    )
 
 
 def test_theorem_1_propagation_shrinks_distances_by_expected_inverse_degree():
@@ -49,7 +51,7 @@ def test_theorem_1_propagation_shrinks_distances_by_expected_inverse_degree():
     torch.manual_seed(0)
     edge_index = erdos_renyi_graph(num_nodes, 0.004)
     gen = torch.Generator().manual_seed(1)
-    sens = torch.randint(0, 2, (num_nodes, ), generator=gen)
+    sens = torch.randint(0, 2, (num_nodes,), generator=gen)
     h = torch.randn(num_nodes, dim, generator=gen, dtype=torch.float64)
     before = distance_bias(h, sens).bias
     after = distance_bias(propagate(h, edge_index), sens).bias
@@ -60,7 +62,8 @@ def test_theorem_1_propagation_shrinks_distances_by_expected_inverse_degree():
 
 @pytest.mark.parametrize('homophilous', [False, True])
 def test_lemma_2_balanced_neighbourhoods_make_centroids_consistent(
-        homophilous):
+    homophilous,
+):
     # Groups with different means: one step over BeMap's balanced
     # neighbourhoods moves both group centroids to the same point; a vanilla
     # step keeps them apart (by the self term on a Gilbert graph, by far on a
@@ -71,18 +74,23 @@ def test_lemma_2_balanced_neighbourhoods_make_centroids_consistent(
     torch.manual_seed(2)
     if homophilous:
         edge_index = stochastic_blockmodel_graph(
-            [2100, 900], [[0.01, 0.005], [0.005, 0.01]])
+            [2100, 900], [[0.01, 0.005], [0.005, 0.01]]
+        )
     else:
         edge_index = erdos_renyi_graph(num_nodes, 0.01)
     mean = torch.zeros(2, dim, dtype=torch.float64)
     mean[1, 0] = 4.0
-    h = mean[sens] + torch.randn(num_nodes, dim, generator=gen,
-                                 dtype=torch.float64)
+    h = mean[sens] + torch.randn(
+        num_nodes, dim, generator=gen, dtype=torch.float64
+    )
     gap = distance_bias(h, sens).centroid_gap
     vanilla = distance_bias(propagate(h, edge_index), sens).centroid_gap
     balanced_edges, _ = balanced_edge_sample(
-        edge_index, sens, torch.ones(num_nodes),
-        generator=torch.Generator().manual_seed(4))
+        edge_index,
+        sens,
+        torch.ones(num_nodes),
+        generator=torch.Generator().manual_seed(4),
+    )
     balanced = distance_bias(propagate(h, balanced_edges), sens).centroid_gap
     assert gap == pytest.approx(4.0, rel=0.05)
     assert vanilla > (0.25 if homophilous else 0.02) * gap
@@ -116,15 +124,18 @@ def test_layerwise_distance_bias_with_and_without_bemap():
     assert [n for n, _ in same] == ['input', 'conv1', 'conv2']
     assert same == rows  # eval mode: BeMap is the vanilla model
     assert fair.training and fair.conv1.training  # modes restored
-    sampled = layerwise_distance_bias(fair, data.x, data.edge_index, data.s,
-                                      sampled=True)
+    sampled = layerwise_distance_bias(
+        fair, data.x, data.edge_index, data.s, sampled=True
+    )
     assert sampled[1][1] != rows[1][1]
-    chosen = layerwise_distance_bias(vanilla, data.x, data.edge_index,
-                                     data.s, layers=['conv2'])
+    chosen = layerwise_distance_bias(
+        vanilla, data.x, data.edge_index, data.s, layers=['conv2']
+    )
     assert [n for n, _ in chosen] == ['input', 'conv2']
     with pytest.raises(ValueError, match='No module'):
-        layerwise_distance_bias(vanilla, data.x, data.edge_index, data.s,
-                                layers=['conv9'])
+        layerwise_distance_bias(
+            vanilla, data.x, data.edge_index, data.s, layers=['conv9']
+        )
 
 
 def test_majority_ratio():
@@ -152,17 +163,20 @@ def test_probe_reads_the_group_from_leaky_embeddings():
     assert again.accuracy == strong.accuracy
     assert [b.count for b in again.bins] == [b.count for b in strong.bins]
     with pytest.raises(ValueError, match='train_ratio'):
-        sensitive_attribute_probe(noise, data.edge_index, data.s,
-                                  train_ratio=1.0)
+        sensitive_attribute_probe(
+            noise, data.edge_index, data.s, train_ratio=1.0
+        )
 
 
 def test_probe_plot(tmp_path):
     matplotlib = pytest.importorskip('matplotlib')
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
+
     data = biased_sbm(300, seed=3)
-    result = sensitive_attribute_probe(data.x, data.edge_index, data.s,
-                                       epochs=20)
+    result = sensitive_attribute_probe(
+        data.x, data.edge_index, data.s, epochs=20
+    )
     fig, ax = plt.subplots()
     assert result.plot(ax, label='features') is ax
     fig.savefig(tmp_path / 'probe.png')

@@ -18,10 +18,10 @@ from pyg_bemap.metrics import FairnessReport, roc_auc
 
 def random_case(num_groups, seed, n=400, columns=1):
     gen = torch.Generator().manual_seed(seed)
-    shape = (n, ) if columns == 1 else (n, columns)
+    shape = (n,) if columns == 1 else (n, columns)
     pred = torch.randn(*shape, generator=gen)
-    y = torch.randint(0, 2, (n, ), generator=gen)
-    sens = torch.randint(0, num_groups, (n, ), generator=gen)
+    y = torch.randint(0, 2, (n,), generator=gen)
+    sens = torch.randint(0, num_groups, (n,), generator=gen)
     return pred, y, sens
 
 
@@ -39,20 +39,29 @@ def test_report_matches_sklearn_and_fairlearn(num_groups, columns, seed):
         score = pred[mask].numpy()
         y_hat = (pred[mask] > 0).long().numpy()
     y_true, s = y[mask].numpy(), sens[mask].numpy()
-    assert report.accuracy == pytest.approx(accuracy_score(y_true, y_hat),
-                                            abs=1e-6)
+    assert report.accuracy == pytest.approx(
+        accuracy_score(y_true, y_hat), abs=1e-6
+    )
     assert report.auc == pytest.approx(roc_auc_score(y_true, score), abs=1e-6)
     assert report.delta_sp == pytest.approx(
         demographic_parity_difference(y_true, y_hat, sensitive_features=s),
-        abs=1e-6)
+        abs=1e-6,
+    )
     assert report.delta_eo == pytest.approx(
         equal_opportunity_difference(y_true, y_hat, sensitive_features=s),
-        abs=1e-6)
+        abs=1e-6,
+    )
     frame = MetricFrame(
-        metrics={'acc': accuracy_score, 'tpr': true_positive_rate,
-                 'rate': lambda t, p: float(np.mean(p)),
-                 'auc': lambda t, p: 0.0},
-        y_true=y_true, y_pred=y_hat, sensitive_features=s)
+        metrics={
+            'acc': accuracy_score,
+            'tpr': true_positive_rate,
+            'rate': lambda t, p: float(np.mean(p)),
+            'auc': lambda t, p: 0.0,
+        },
+        y_true=y_true,
+        y_pred=y_hat,
+        sensitive_features=s,
+    )
     for g, m in report.by_group.items():
         row = frame.by_group.loc[g]
         assert m.size == int((s == g).sum())
@@ -60,11 +69,12 @@ def test_report_matches_sklearn_and_fairlearn(num_groups, columns, seed):
         assert m.true_positive_rate == pytest.approx(row['tpr'], abs=1e-6)
         assert m.positive_rate == pytest.approx(row['rate'], abs=1e-6)
         assert m.auc == pytest.approx(
-            roc_auc_score(y_true[s == g], score[s == g]), abs=1e-6)
+            roc_auc_score(y_true[s == g], score[s == g]), abs=1e-6
+        )
 
 
 def test_two_group_gaps_are_the_papers_absolute_differences():
-    pred = torch.tensor([1., 1., -1., 1., -1., -1.])
+    pred = torch.tensor([1.0, 1.0, -1.0, 1.0, -1.0, -1.0])
     y = torch.tensor([1, 0, 1, 1, 1, 0])
     sens = torch.tensor([0, 0, 0, 1, 1, 1])
     report = fairness_report(pred, y, sens)
@@ -99,11 +109,12 @@ def test_ties_in_scores_use_average_ranks():
     score = torch.tensor([0.5, 0.5, 0.2, 0.9, 0.5])
     label = torch.tensor([1, 0, 0, 1, 0])
     assert roc_auc(score, label) == pytest.approx(
-        roc_auc_score(label.numpy(), score.numpy()))
+        roc_auc_score(label.numpy(), score.numpy())
+    )
 
 
 def test_degenerate_groups_give_nan_with_a_warning():
-    pred = torch.tensor([1., -1., 1., 1.])
+    pred = torch.tensor([1.0, -1.0, 1.0, 1.0])
     y = torch.tensor([1, 0, 0, 0])
     sens = torch.tensor([0, 0, 1, 1])
     with warnings.catch_warnings(record=True) as caught:
@@ -125,8 +136,11 @@ def test_degenerate_groups_give_nan_with_a_warning():
 
 def test_single_class_labels_give_nan_auc_with_a_warning():
     with pytest.warns(UserWarning, match='single class'):
-        report = fairness_report(torch.randn(10), torch.ones(10, dtype=torch.long),
-                                 torch.tensor([0, 1] * 5))
+        report = fairness_report(
+            torch.randn(10),
+            torch.ones(10, dtype=torch.long),
+            torch.tensor([0, 1] * 5),
+        )
     assert math.isnan(report.auc)
 
 
@@ -152,23 +166,35 @@ def test_inputs_are_not_modified():
     assert all(torch.equal(a, b) for a, b in zip(copies, (pred, y, sens)))
 
 
-@pytest.mark.parametrize('kwargs, match', [
-    (dict(pred=torch.randn(10, 3)), 'multi-class'),
-    (dict(pred=torch.randn(9)), 'one label per node'),
-    (dict(pred=[0.1] * 10), 'torch.Tensor'),
-    (dict(pred=torch.tensor([float('nan')] * 10)), 'NaN'),
-    (dict(y=torch.tensor([0, 1, 2, 0, 1, 0, 1, 0, 1, 0])), 'labels 0 and 1'),
-    (dict(y=torch.full((10, ), 0.5)), 'integer labels'),
-    (dict(sens=torch.tensor([0, 1] * 4)), 'one entry per node'),
-    (dict(mask=torch.ones(9, dtype=torch.bool)), 'shape'),
-    (dict(mask=torch.tensor([0, 11])), 'outside'),
-    (dict(mask=torch.ones(10)), 'boolean mask or'),
-    (dict(mask=[0, 1]), 'torch.Tensor'),
-    (dict(y=torch.zeros(10, dtype=torch.long, device='meta')), 'same device'),
-])
+@pytest.mark.parametrize(
+    'kwargs, match',
+    [
+        (dict(pred=torch.randn(10, 3)), 'multi-class'),
+        (dict(pred=torch.randn(9)), 'one label per node'),
+        (dict(pred=[0.1] * 10), 'torch.Tensor'),
+        (dict(pred=torch.tensor([float('nan')] * 10)), 'NaN'),
+        (
+            dict(y=torch.tensor([0, 1, 2, 0, 1, 0, 1, 0, 1, 0])),
+            'labels 0 and 1',
+        ),
+        (dict(y=torch.full((10,), 0.5)), 'integer labels'),
+        (dict(sens=torch.tensor([0, 1] * 4)), 'one entry per node'),
+        (dict(mask=torch.ones(9, dtype=torch.bool)), 'shape'),
+        (dict(mask=torch.tensor([0, 11])), 'outside'),
+        (dict(mask=torch.ones(10)), 'boolean mask or'),
+        (dict(mask=[0, 1]), 'torch.Tensor'),
+        (
+            dict(y=torch.zeros(10, dtype=torch.long, device='meta')),
+            'same device',
+        ),
+    ],
+)
 def test_bad_inputs(kwargs, match):
-    args = dict(pred=torch.randn(10), y=torch.tensor([0, 1] * 5),
-                sens=torch.tensor([0, 0, 1, 1, 0, 1, 0, 1, 0, 1]))
+    args = dict(
+        pred=torch.randn(10),
+        y=torch.tensor([0, 1] * 5),
+        sens=torch.tensor([0, 0, 1, 1, 0, 1, 0, 1, 0, 1]),
+    )
     args.update(kwargs)
     mask = args.pop('mask', None)
     with pytest.raises(ValueError, match=match):

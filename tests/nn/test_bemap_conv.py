@@ -38,11 +38,15 @@ def prepared(num_nodes=60, num_edges=600, seed=0):
 
 def test_repr():
     conv = BeMapConv(GCNConv(16, 32))
-    assert str(conv) == ("BeMapConv(GCNConv(16, 32), beta=0.25, min_keep=4, "
-                         "strategy='balance', layout='auto')")
+    assert str(conv) == (
+        'BeMapConv(GCNConv(16, 32), beta=0.25, min_keep=4, '
+        "strategy='balance', layout='auto')"
+    )
     conv = BeMapConv(GATConv(16, 32), beta=0.5, min_keep=2, strategy='degree')
-    assert str(conv) == ("BeMapConv(GATConv(16, 32, heads=1), beta=0.5, "
-                         "min_keep=2, strategy='degree', layout='auto')")
+    assert str(conv) == (
+        'BeMapConv(GATConv(16, 32, heads=1), beta=0.5, '
+        "min_keep=2, strategy='degree', layout='auto')"
+    )
 
 
 @pytest.mark.parametrize('name', list(CONVS))
@@ -65,8 +69,9 @@ def test_training_runs_the_inner_conv_on_the_fair_sample(name, strategy):
     out = conv(data.x, data.edge_index)
     plain = data.edge_index.as_tensor()
     torch.manual_seed(7)
-    sampled, mask = balanced_edge_sample(plain, data.s, data.bemap_balance,
-                                         strategy=strategy)
+    sampled, mask = balanced_edge_sample(
+        plain, data.s, data.bemap_balance, strategy=strategy
+    )
     assert 0 < int(mask.sum()) < mask.numel()
     assert torch.allclose(out, inner(data.x, sampled), atol=1e-6)
     out.sum().backward()
@@ -79,13 +84,19 @@ def test_sampling_settings_reach_the_sampler():
     torch.manual_seed(1)
     out = conv(data.x, data.edge_index)
     torch.manual_seed(1)
-    sampled, _ = balanced_edge_sample(data.edge_index.as_tensor(), data.s,
-                                      data.bemap_balance, beta=1.0, min_keep=0)
+    sampled, _ = balanced_edge_sample(
+        data.edge_index.as_tensor(),
+        data.s,
+        data.bemap_balance,
+        beta=1.0,
+        min_keep=0,
+    )
     assert torch.allclose(out, conv.conv(data.x, sampled), atol=1e-6)
 
 
 class Recorder(torch.nn.Module):
     r"""A conv that records the graphs it is given."""
+
     def __init__(self):
         super().__init__()
         self.seen = []
@@ -116,8 +127,9 @@ def test_one_sample_per_pass_shared_by_all_layers():
 def test_two_line_adoption_with_basic_gnn():
     class FairGCN(GCN):
         def init_conv(self, in_channels, out_channels, **kwargs):
-            return BeMapConv(super().init_conv(in_channels, out_channels,
-                                               **kwargs))
+            return BeMapConv(
+                super().init_conv(in_channels, out_channels, **kwargs)
+            )
 
     data = prepared()
     torch.manual_seed(0)
@@ -198,10 +210,12 @@ def test_edge_attr_is_masked_for_gat():
     torch.manual_seed(5)
     out = conv(data.x, data.edge_index, edge_attr=edge_attr)
     torch.manual_seed(5)
-    _, mask = balanced_edge_sample(data.edge_index.as_tensor(), data.s,
-                                   data.bemap_balance)
-    expected = conv.conv(data.x, data.edge_index.as_tensor()[:, mask],
-                         edge_attr=edge_attr[mask])
+    _, mask = balanced_edge_sample(
+        data.edge_index.as_tensor(), data.s, data.bemap_balance
+    )
+    expected = conv.conv(
+        data.x, data.edge_index.as_tensor()[:, mask], edge_attr=edge_attr[mask]
+    )
     assert torch.allclose(out, expected, atol=1e-6)
 
 
@@ -225,6 +239,7 @@ def test_torch_sparse_adjacency(layout):
     # the same sample as on the edge list, up to the order of the edges
     reference = copy.deepcopy(conv)
     from torch_geometric.utils import to_edge_index
+
     ordered = to_edge_index(adj_t)[0].flip(0)
     torch.manual_seed(3)
     sampled, _ = balanced_edge_sample(ordered, data.s, data.bemap_balance)
@@ -244,8 +259,9 @@ def test_sparse_tensor_adjacency():
     out = conv(data.x, adj_t, bemap=info)
     row, col, _ = adj_t.coo()
     torch.manual_seed(3)
-    sampled, _ = balanced_edge_sample(torch.stack([col, row]), data.s,
-                                      data.bemap_balance)
+    sampled, _ = balanced_edge_sample(
+        torch.stack([col, row]), data.s, data.bemap_balance
+    )
     assert torch.allclose(out, conv.conv(data.x, sampled), atol=1e-5)
 
 
@@ -262,8 +278,9 @@ def test_generator_makes_samples_reproducible():
     data = prepared()
     outs = []
     for _ in range(2):
-        conv = BeMapConv(Recorder(),
-                         generator=torch.Generator().manual_seed(11))
+        conv = BeMapConv(
+            Recorder(), generator=torch.Generator().manual_seed(11)
+        )
         graph = copy.deepcopy(data.edge_index)
         conv(data.x, graph)
         outs.append(conv.conv.seen[0][0])
@@ -354,8 +371,10 @@ def test_auto_layout_picks_sparse_for_fused_layers_only():
     data = prepared()
     gcn = BeMapConv(SpyGCN(8, 4))
     gcn(data.x, data.edge_index)
-    assert not isinstance(gcn.conv.graphs[-1], torch.Tensor) or \
-        gcn.conv.graphs[-1].layout != torch.strided
+    assert (
+        not isinstance(gcn.conv.graphs[-1], torch.Tensor)
+        or gcn.conv.graphs[-1].layout != torch.strided
+    )
     gcn(data.x, data.edge_index, edge_weight=torch.rand(data.num_edges))
     assert isinstance(gcn.conv.graphs[-1], torch.Tensor)
     assert gcn.conv.graphs[-1].dim() == 2 and gcn.conv.graphs[-1].size(0) == 2

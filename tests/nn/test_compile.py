@@ -33,9 +33,10 @@ def test_eval_path_adds_no_graph_break(data):
         assert explained.graph_break_count == count
 
 
-@pytest.mark.parametrize('make, layout', [(SAGEConv, 'auto'),
-                                          (GCNConv, 'auto'),
-                                          (GCNConv, 'edge_index')])
+@pytest.mark.parametrize(
+    'make, layout',
+    [(SAGEConv, 'auto'), (GCNConv, 'auto'), (GCNConv, 'edge_index')],
+)
 def test_compiled_model_matches_eager(data, make, layout):
     torch._dynamo.reset()
     torch.manual_seed(0)

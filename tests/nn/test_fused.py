@@ -2,7 +2,11 @@ import pytest
 import torch
 from torch_geometric.nn import GATConv, GCNConv
 from torch_geometric.typing import WITH_TORCH_SPARSE
-from torch_geometric.utils import remove_self_loops, to_undirected
+from torch_geometric.utils import (
+    remove_self_loops,
+    to_torch_csr_tensor,
+    to_undirected,
+)
 
 from pyg_bemap import BalanceAwareSampling, BeMapConv
 from pyg_bemap.nn.fused import FusedGATConv, FusedGCNConv, csr_matmul
@@ -11,13 +15,19 @@ from tests.conftest import random_graph
 
 PAIRS = {
     'gcn': (lambda: GCNConv(8, 6), lambda: FusedGCNConv(8, 6)),
-    'gcn-cached': (lambda: GCNConv(8, 6, cached=True),
-                   lambda: FusedGCNConv(8, 6, cached=True)),
+    'gcn-cached': (
+        lambda: GCNConv(8, 6, cached=True),
+        lambda: FusedGCNConv(8, 6, cached=True),
+    ),
     'gat': (lambda: GATConv(8, 6), lambda: FusedGATConv(8, 6)),
-    'gat-2-heads': (lambda: GATConv(8, 6, heads=2),
-                    lambda: FusedGATConv(8, 6, heads=2)),
-    'gat-mean': (lambda: GATConv(8, 6, heads=3, concat=False),
-                 lambda: FusedGATConv(8, 6, heads=3, concat=False)),
+    'gat-2-heads': (
+        lambda: GATConv(8, 6, heads=2),
+        lambda: FusedGATConv(8, 6, heads=2),
+    ),
+    'gat-mean': (
+        lambda: GATConv(8, 6, heads=3, concat=False),
+        lambda: FusedGATConv(8, 6, heads=3, concat=False),
+    ),
 }
 
 
@@ -58,9 +68,11 @@ def test_outputs_and_gradients_equal_pygs(name):
 @pytest.mark.skipif(not WITH_TORCH_SPARSE, reason='needs torch-sparse')
 def test_csr_matmul_gradients_match_a_dense_product():
     from torch_sparse import SparseTensor
+
     gen = torch.Generator().manual_seed(1)
-    dense = torch.rand(7, 5, generator=gen) * (torch.rand(7, 5,
-                                                          generator=gen) < .5)
+    dense = torch.rand(7, 5, generator=gen) * (
+        torch.rand(7, 5, generator=gen) < 0.5
+    )
     value = dense[dense != 0].clone().requires_grad_()
     row, col = dense.nonzero().t()
     adj = SparseTensor(row=row, col=col, value=value, sparse_sizes=(7, 5))
@@ -72,6 +84,22 @@ def test_csr_matmul_gradients_match_a_dense_product():
     (dense_value @ x_ref * weight).sum().backward()
     torch.testing.assert_close(x.grad, x_ref.grad)
     torch.testing.assert_close(value.grad, dense_value.grad[dense != 0])
+
+
+@pytest.mark.parametrize('name', ['gcn', 'gat-2-heads'])
+def test_torch_sparse_inputs_equal_pygs(name):
+    make_reference, make_fused = PAIRS[name]
+    x, edge_index = graph()
+    torch.manual_seed(0)
+    reference = make_reference()
+    fused = make_fused()
+    fused.load_state_dict(reference.state_dict())
+    expected = run(reference, x, edge_index)
+    adj = to_torch_csr_tensor(edge_index.flip(0), size=(x.size(0),) * 2)
+    got = run(fused, x, adj)
+    torch.testing.assert_close(got[0], expected[0], rtol=1e-5, atol=1e-5)
+    for a, b in zip(got[2], expected[2]):
+        torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-4)
 
 
 def test_edge_lists_take_pygs_path():

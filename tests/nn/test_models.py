@@ -8,15 +8,27 @@ from pyg_bemap.datasets import biased_sbm
 def test_bemap_gcn_wraps_every_conv_and_matches_gcn_in_eval():
     data = BalanceAwareSampling()(biased_sbm(200, seed=0))
     torch.manual_seed(0)
-    fair = BeMapGCN(32, 16, num_layers=3, out_channels=2, beta=0.5,
-                    min_keep=2, strategy='uniform', layout='edge_index')
+    fair = BeMapGCN(
+        32,
+        16,
+        num_layers=3,
+        out_channels=2,
+        beta=0.5,
+        min_keep=2,
+        strategy='uniform',
+        layout='edge_index',
+    )
     torch.manual_seed(0)
     vanilla = GCN(32, 16, num_layers=3, out_channels=2)
     assert len(fair.convs) == 3
     for conv in fair.convs:
         assert isinstance(conv, BeMapConv)
         assert (conv.beta, conv.min_keep, conv.strategy, conv.layout) == (
-            0.5, 2, 'uniform', 'edge_index')
+            0.5,
+            2,
+            'uniform',
+            'edge_index',
+        )
     fair.eval(), vanilla.eval()
     for a, b in zip(fair.convs, vanilla.convs):
         a.conv.load_state_dict(b.state_dict())

@@ -9,7 +9,8 @@ from tests.reference import assert_rule_4
 
 needs_sampler = pytest.mark.skipif(
     not (WITH_TORCH_SPARSE or WITH_PYG_LIB),
-    reason='NeighborLoader needs torch-sparse or pyg-lib')
+    reason='NeighborLoader needs torch-sparse or pyg-lib',
+)
 
 
 class Recorder(torch.nn.Module):
@@ -27,22 +28,32 @@ def test_repr_and_missing_information():
     data = biased_sbm(50)
     with pytest.raises(ValueError, match='BalanceAwareSampling'):
         AttachBeMap()(data)
+    prepared = BalanceAwareSampling()(data)
+    with pytest.raises(ValueError, match="'region'"):
+        AttachBeMap(sens_attr='region')(prepared)
 
 
 @needs_sampler
 def test_mini_batches_use_full_graph_scores_and_obey_rule_4():
     from torch_geometric.loader import NeighborLoader
+
     full = BalanceAwareSampling()(biased_sbm(400, seed=5))
-    loader = NeighborLoader(full, num_neighbors=[6, 6], batch_size=40,
-                            input_nodes=full.train_mask, shuffle=True,
-                            transform=AttachBeMap())
+    loader = NeighborLoader(
+        full,
+        num_neighbors=[6, 6],
+        batch_size=40,
+        input_nodes=full.train_mask,
+        shuffle=True,
+        transform=AttachBeMap(),
+    )
     conv = BeMapConv(Recorder())
     for step, batch in enumerate(loader):
         assert isinstance(batch.edge_index, BeMapEdgeIndex)
         assert torch.equal(batch.bemap_balance, full.bemap_balance[batch.n_id])
         assert torch.equal(batch.bemap_count, full.bemap_count[batch.n_id])
-        assert torch.equal(batch.edge_index.bemap.balance,
-                           full.bemap_balance[batch.n_id])
+        assert torch.equal(
+            batch.edge_index.bemap.balance, full.bemap_balance[batch.n_id]
+        )
         conv(batch.x, batch.edge_index)
         plain = batch.edge_index.as_tensor()
         kept = conv.conv.seen[-1]

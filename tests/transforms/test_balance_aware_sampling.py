@@ -11,10 +11,12 @@ from tests.reference import reference_balance, reference_counts
 def test_repr_shows_every_hyper_parameter():
     assert str(BalanceAwareSampling()) == (
         "BalanceAwareSampling(sens_attr='s', num_hops=2, delta=1.0, "
-        "num_groups=None, counting='exact', memory_budget=268435456)")
+        "num_groups=None, counting='exact', memory_budget=268435456)"
+    )
     assert str(BalanceAwareSampling('race', 3, 0.5, 4, 'walks', 1024)) == (
         "BalanceAwareSampling(sens_attr='race', num_hops=3, delta=0.5, "
-        "num_groups=4, counting='walks', memory_budget=1024)")
+        "num_groups=4, counting='walks', memory_budget=1024)"
+    )
 
 
 @pytest.mark.parametrize('num_groups', [2, 3])
@@ -26,8 +28,9 @@ def test_transform_writes_counts_balance_and_carrier(num_groups):
     assert out.bemap_count.dtype == torch.long
     assert torch.equal(out.bemap_count, expected)
     assert out.bemap_balance.dtype == torch.float
-    assert torch.allclose(out.bemap_balance.double(),
-                          reference_balance(expected, 1.0))
+    assert torch.allclose(
+        out.bemap_balance.double(), reference_balance(expected, 1.0)
+    )
     assert isinstance(out.edge_index, BeMapEdgeIndex)
     assert torch.equal(out.edge_index.as_tensor(), edge_index)
     assert torch.equal(out.edge_index.bemap.balance, out.bemap_balance)
@@ -54,13 +57,20 @@ def test_transform_uses_the_named_attribute():
     assert torch.equal(out.edge_index.bemap.sens, data.race)
 
 
-@pytest.mark.parametrize('mutate, error, match', [
-    (lambda d: delattr(d, 's'), ValueError, "'s' is missing"),
-    (lambda d: setattr(d, 's', d.s[:-1]), ValueError, 'one entry per node'),
-    (lambda d: setattr(d, 's', d.s - 1), ValueError, 'negative'),
-    (lambda d: setattr(d, 's', d.s * 0.5), ValueError, 'non-integral'),
-    (lambda d: delattr(d, 'edge_index'), ValueError, 'ToSparseTensor'),
-])
+@pytest.mark.parametrize(
+    'mutate, error, match',
+    [
+        (lambda d: delattr(d, 's'), ValueError, "'s' is missing"),
+        (
+            lambda d: setattr(d, 's', d.s[:-1]),
+            ValueError,
+            'one entry per node',
+        ),
+        (lambda d: setattr(d, 's', d.s - 1), ValueError, 'negative'),
+        (lambda d: setattr(d, 's', d.s * 0.5), ValueError, 'non-integral'),
+        (lambda d: delattr(d, 'edge_index'), ValueError, 'ToSparseTensor'),
+    ],
+)
 def test_transform_rejects_bad_graphs(mutate, error, match):
     data = random_graph(30, 150, 2)
     mutate(data)
@@ -73,10 +83,15 @@ def test_transform_rejects_hetero_graphs():
         BalanceAwareSampling()(HeteroData())
 
 
-@pytest.mark.parametrize('kwargs', [
-    dict(num_hops=-1), dict(delta=0), dict(counting='fast'),
-    dict(num_groups=0)
-])
+@pytest.mark.parametrize(
+    'kwargs',
+    [
+        dict(num_hops=-1),
+        dict(delta=0),
+        dict(counting='fast'),
+        dict(num_groups=0),
+    ],
+)
 def test_transform_rejects_bad_hyper_parameters(kwargs):
     with pytest.raises(ValueError):
         BalanceAwareSampling(**kwargs)
@@ -85,13 +100,19 @@ def test_transform_rejects_bad_hyper_parameters(kwargs):
 def test_graph_survives_data_operations():
     import copy
     import io
+
     out = BalanceAwareSampling()(random_graph(30, 150, 2))
     buffer = io.BytesIO()
     torch.save(out, buffer)
     buffer.seek(0)
-    for copy_ in (out.clone(), copy.deepcopy(out), out.to('cpu'),
-                  torch.load(buffer, weights_only=False)):
+    for copy_ in (
+        out.clone(),
+        copy.deepcopy(out),
+        out.to('cpu'),
+        torch.load(buffer, weights_only=False),
+    ):
         assert isinstance(copy_.edge_index, BeMapEdgeIndex)
         assert torch.equal(copy_.edge_index.bemap.balance, out.bemap_balance)
-    assert isinstance(Data(edge_index=out.edge_index).edge_index,
-                      BeMapEdgeIndex)
+    assert isinstance(
+        Data(edge_index=out.edge_index).edge_index, BeMapEdgeIndex
+    )

@@ -25,8 +25,9 @@ from tests.reference import (
 def test_exact_counts_match_reference(num_hops, num_groups):
     data = random_graph(40, 120, num_groups, seed=num_hops)
     count = hop_group_counts(data.edge_index, data.s, num_groups, num_hops)
-    expected = reference_counts(data.edge_index, data.s.tolist(), num_groups,
-                                num_hops)
+    expected = reference_counts(
+        data.edge_index, data.s.tolist(), num_groups, num_hops
+    )
     assert count.dtype == torch.long
     assert torch.equal(count, expected)
 
@@ -42,30 +43,38 @@ def test_counts_follow_incoming_edges_and_count_distinct_nodes():
     assert two[4].tolist() == [2, 1]  # 4, 0 and 3 (via 0)
 
 
-@given(num_nodes=st.integers(1, 25), num_edges=st.integers(0, 80),
-       num_groups=st.integers(2, 3), num_hops=st.integers(0, 3),
-       seed=st.integers(0, 2**16))
-def test_exact_counts_property(num_nodes, num_edges, num_groups, num_hops,
-                               seed):
+@given(
+    num_nodes=st.integers(1, 25),
+    num_edges=st.integers(0, 80),
+    num_groups=st.integers(2, 3),
+    num_hops=st.integers(0, 3),
+    seed=st.integers(0, 2**16),
+)
+def test_exact_counts_property(
+    num_nodes, num_edges, num_groups, num_hops, seed
+):
     data = random_graph(num_nodes, num_edges, num_groups, seed)
-    count = hop_group_counts(data.edge_index, data.s, num_groups, num_hops,
-                             num_nodes=num_nodes)
-    expected = reference_counts(data.edge_index, data.s.tolist(), num_groups,
-                                num_hops)
+    count = hop_group_counts(
+        data.edge_index, data.s, num_groups, num_hops, num_nodes=num_nodes
+    )
+    expected = reference_counts(
+        data.edge_index, data.s.tolist(), num_groups, num_hops
+    )
     assert torch.equal(count, expected)
 
 
 @pytest.mark.parametrize('budget', [1, 48 * 60, 48 * 400, 10**4])
 def test_exact_counts_are_independent_of_memory_budget(budget):
     data = random_graph(50, 400, 2, seed=3)
-    small = hop_group_counts(data.edge_index, data.s, num_hops=3,
-                             memory_budget=budget)
+    small = hop_group_counts(
+        data.edge_index, data.s, num_hops=3, memory_budget=budget
+    )
     large = hop_group_counts(data.edge_index, data.s, num_hops=3)
     assert torch.equal(small, large)
 
 
 def test_chunks_respect_the_budget():
-    bound = torch.tensor([3., 5., 2., 9., 1., 1., 12., 2.])
+    bound = torch.tensor([3.0, 5.0, 2.0, 9.0, 1.0, 1.0, 12.0, 2.0])
     chunks = list(_chunks(bound, 10))
     assert chunks[0][0] == 0 and chunks[-1][1] == 8
     assert all(a[1] == b[0] for a, b in zip(chunks, chunks[1:]))
@@ -86,17 +95,20 @@ def test_portable_coo_product_gives_the_same_counts(monkeypatch):
     data = random_graph(50, 300, 3, seed=6)
     expected = hop_group_counts(data.edge_index, data.s, num_hops=3)
     monkeypatch.setattr(counts_module, '_USE_CSR_PRODUCT', False)
-    assert torch.equal(hop_group_counts(data.edge_index, data.s, num_hops=3),
-                       expected)
+    assert torch.equal(
+        hop_group_counts(data.edge_index, data.s, num_hops=3), expected
+    )
 
 
 @pytest.mark.parametrize('num_hops', [0, 1, 2, 3])
 def test_walk_counts_match_reference(num_hops):
     data = random_graph(25, 80, 3, seed=1)
-    count = hop_group_counts(data.edge_index, data.s, 3, num_hops,
-                             counting='walks')
-    expected = reference_walk_counts(data.edge_index, data.s.tolist(), 3,
-                                     num_hops)
+    count = hop_group_counts(
+        data.edge_index, data.s, 3, num_hops, counting='walks'
+    )
+    expected = reference_walk_counts(
+        data.edge_index, data.s.tolist(), 3, num_hops
+    )
     assert torch.equal(count, expected)
     exact = hop_group_counts(data.edge_index, data.s, 3, num_hops)
     assert bool((count >= exact).all())
@@ -107,8 +119,9 @@ def test_counts_handle_isolated_nodes_and_empty_graphs():
     sens = torch.tensor([0, 1, 1])
     count = hop_group_counts(edge_index, sens)
     assert count.tolist() == [[1, 0], [0, 1], [0, 1]]
-    empty = hop_group_counts(edge_index, torch.empty(0, dtype=torch.long),
-                             num_groups=2)
+    empty = hop_group_counts(
+        edge_index, torch.empty(0, dtype=torch.long), num_groups=2
+    )
     assert empty.shape == (0, 2)
 
 
@@ -120,12 +133,15 @@ def test_counts_do_not_modify_inputs():
     assert torch.equal(sens, data.s)
 
 
-@pytest.mark.parametrize('kwargs, match', [
-    (dict(num_hops=-1), 'num_hops'),
-    (dict(num_hops=1.5), 'num_hops'),
-    (dict(counting='approx'), 'counting'),
-    (dict(num_groups=1), "'num_groups' is 1"),
-])
+@pytest.mark.parametrize(
+    'kwargs, match',
+    [
+        (dict(num_hops=-1), 'num_hops'),
+        (dict(num_hops=1.5), 'num_hops'),
+        (dict(counting='approx'), 'counting'),
+        (dict(num_groups=1), "'num_groups' is 1"),
+    ],
+)
 def test_counts_reject_bad_arguments(kwargs, match):
     data = random_graph(10, 20)
     with pytest.raises(ValueError, match=match):
@@ -139,19 +155,22 @@ def test_counts_reject_edges_beyond_the_nodes():
 
 def test_balance_two_groups_is_inverse_absolute_difference():
     count = torch.tensor([[3, 1], [2, 2], [0, 5]])
-    assert balance_score(count).tolist() == pytest.approx([1 / 3, 1., 1 / 6])
+    assert balance_score(count).tolist() == pytest.approx([1 / 3, 1.0, 1 / 6])
     assert balance_score(count, delta=0.5).tolist() == pytest.approx(
-        [1 / 2.5, 2., 1 / 5.5])
+        [1 / 2.5, 2.0, 1 / 5.5]
+    )
     assert balance_score(count).dtype == torch.get_default_dtype()
 
 
 @pytest.mark.parametrize('num_groups', [1, 2, 3, 4])
 def test_balance_matches_pairwise_rms_reference(num_groups):
-    count = torch.randint(0, 30, (50, num_groups),
-                          generator=torch.Generator().manual_seed(0))
+    count = torch.randint(
+        0, 30, (50, num_groups), generator=torch.Generator().manual_seed(0)
+    )
     expected = reference_balance(count, 0.7)
-    assert torch.allclose(balance_score(count, 0.7).double(), expected,
-                          rtol=1e-6)
+    assert torch.allclose(
+        balance_score(count, 0.7).double(), expected, rtol=1e-6
+    )
 
 
 def test_balance_three_groups_example():

@@ -8,12 +8,15 @@ from pyg_bemap.utils.groups import (
 )
 
 
-@pytest.mark.parametrize('sens', [
-    torch.tensor([0, 1, 1, 0]),
-    torch.tensor([False, True, True, False]),
-    torch.tensor([0., 1., 1., 0.]),
-    torch.tensor([0, 1, 1, 0], dtype=torch.int32),
-])
+@pytest.mark.parametrize(
+    'sens',
+    [
+        torch.tensor([0, 1, 1, 0]),
+        torch.tensor([False, True, True, False]),
+        torch.tensor([0.0, 1.0, 1.0, 0.0]),
+        torch.tensor([0, 1, 1, 0], dtype=torch.int32),
+    ],
+)
 def test_sensitive_groups_accepts_integral_values(sens):
     out, num_groups = sensitive_groups(sens, 4)
     assert out.dtype == torch.long
@@ -28,25 +31,28 @@ def test_sensitive_groups_infers_or_takes_num_groups():
 
 
 def test_sensitive_groups_does_not_modify_input():
-    sens = torch.tensor([0., 1.])
+    sens = torch.tensor([0.0, 1.0])
     out, _ = sensitive_groups(sens, 2)
     out[0] = 7
-    assert sens.tolist() == [0., 1.]
+    assert sens.tolist() == [0.0, 1.0]
 
 
-@pytest.mark.parametrize('sens, num_groups, match', [
-    (None, None, 'missing'),
-    ([0, 1, 0], None, 'torch.Tensor'),
-    (torch.tensor([0, 1]), None, 'one entry per node'),
-    (torch.tensor([[0, 1, 0]]), None, 'one entry per node'),
-    (torch.tensor([0., 0.5, 1.]), None, 'non-integral'),
-    (torch.tensor([0., float('nan'), 1.]), None, 'NaN'),
-    (torch.tensor([0., float('inf'), 1.]), None, 'NaN or infinite'),
-    (torch.tensor([0, -1, 1]), None, 'negative'),
-    (torch.tensor([0, 2, 1]), 2, "'num_groups' is 2"),
-    (torch.tensor([0, 1, 1]), 0, 'positive integer'),
-    (torch.tensor([0, 1, 1], dtype=torch.complex64), None, 'real'),
-])
+@pytest.mark.parametrize(
+    'sens, num_groups, match',
+    [
+        (None, None, 'missing'),
+        ([0, 1, 0], None, 'torch.Tensor'),
+        (torch.tensor([0, 1]), None, 'one entry per node'),
+        (torch.tensor([[0, 1, 0]]), None, 'one entry per node'),
+        (torch.tensor([0.0, 0.5, 1.0]), None, 'non-integral'),
+        (torch.tensor([0.0, float('nan'), 1.0]), None, 'NaN'),
+        (torch.tensor([0.0, float('inf'), 1.0]), None, 'NaN or infinite'),
+        (torch.tensor([0, -1, 1]), None, 'negative'),
+        (torch.tensor([0, 2, 1]), 2, "'num_groups' is 2"),
+        (torch.tensor([0, 1, 1]), 0, 'positive integer'),
+        (torch.tensor([0, 1, 1], dtype=torch.complex64), None, 'real'),
+    ],
+)
 def test_sensitive_groups_rejects_bad_input(sens, num_groups, match):
     with pytest.raises(ValueError, match=match):
         sensitive_groups(sens, 3, num_groups)
@@ -59,7 +65,7 @@ def test_check_edge_index():
     with pytest.raises(ValueError, match='shape'):
         check_edge_index(torch.tensor([0, 1]), None)
     with pytest.raises(ValueError, match='node ids'):
-        check_edge_index(torch.tensor([[0., 1.], [1., 0.]]), None)
+        check_edge_index(torch.tensor([[0.0, 1.0], [1.0, 0.0]]), None)
     with pytest.raises(ValueError, match='negative'):
         check_edge_index(torch.tensor([[0, -1], [1, 0]]), None)
     with pytest.raises(ValueError, match='only 2 nodes'):

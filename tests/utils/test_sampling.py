@@ -35,8 +35,9 @@ def test_fair_quotas_examples():
     quota = fair_quotas(count, sens, beta=0.25, min_keep=4)
     assert quota.tolist() == [[1, 2], [0, 4], [0, 1], [0, 0], [5, 0]]
     # one group with fewer neighbours than min_keep keeps them all
-    assert fair_quotas(torch.tensor([[2, 0]]), torch.tensor([0])).tolist() \
-        == [[2, 0]]
+    assert fair_quotas(torch.tensor([[2, 0]]), torch.tensor([0])).tolist() == [
+        [2, 0]
+    ]
 
 
 def test_fair_quotas_three_groups():
@@ -47,20 +48,32 @@ def test_fair_quotas_three_groups():
     assert quota.tolist() == [[4, 3, 4], [5, 0, 4]]
 
 
-@given(num_nodes=st.integers(1, 20), num_edges=st.integers(0, 120),
-       num_groups=st.sampled_from([2, 3]), seed=st.integers(0, 2**16),
-       beta=st.sampled_from([0.0, 0.1, 0.25, 0.5, 1.0]),
-       min_keep=st.integers(0, 6),
-       strategy=st.sampled_from(['balance', 'uniform', 'degree']))
-def test_rule_4_property(num_nodes, num_edges, num_groups, seed, beta,
-                         min_keep, strategy):
+@given(
+    num_nodes=st.integers(1, 20),
+    num_edges=st.integers(0, 120),
+    num_groups=st.sampled_from([2, 3]),
+    seed=st.integers(0, 2**16),
+    beta=st.sampled_from([0.0, 0.1, 0.25, 0.5, 1.0]),
+    min_keep=st.integers(0, 6),
+    strategy=st.sampled_from(['balance', 'uniform', 'degree']),
+)
+def test_rule_4_property(
+    num_nodes, num_edges, num_groups, seed, beta, min_keep, strategy
+):
     data = random_graph(num_nodes, num_edges, num_groups, seed)
-    balance = torch.rand(num_nodes, generator=torch.Generator().manual_seed(
-        seed)) + 0.01
-    out, mask = balanced_edge_sample(data.edge_index, data.s, balance,
-                                     beta=beta, min_keep=min_keep,
-                                     strategy=strategy)
-    assert mask.dtype == torch.bool and mask.shape == (num_edges, )
+    balance = (
+        torch.rand(num_nodes, generator=torch.Generator().manual_seed(seed))
+        + 0.01
+    )
+    out, mask = balanced_edge_sample(
+        data.edge_index,
+        data.s,
+        balance,
+        beta=beta,
+        min_keep=min_keep,
+        strategy=strategy,
+    )
+    assert mask.dtype == torch.bool and mask.shape == (num_edges,)
     assert torch.equal(out, data.edge_index[:, mask])
     assert_rule_4(data.edge_index, mask, data.s, beta, min_keep)
 
@@ -71,8 +84,9 @@ def test_fair_quotas_match_reference_on_a_larger_graph():
     quota = fair_quotas(grouping.neighbour_count, data.s, 0.3, 2)
     nbrs = in_neighbours(data.edge_index, 200)
     for i in range(200):
-        expected = reference_quota(data.s[nbrs[i]].tolist(), data.s[i].item(),
-                                   0.3, 2)
+        expected = reference_quota(
+            data.s[nbrs[i]].tolist(), data.s[i].item(), 0.3, 2
+        )
         row = {g: k for g, k in enumerate(quota[i].tolist()) if k > 0}
         assert row == {g: k for g, k in expected.items() if k > 0}
 
@@ -94,8 +108,9 @@ def test_reference_sampler_obeys_rule_4(num_groups, seed):
 
 def test_not_training_returns_input_unchanged():
     data = random_graph()
-    out, mask = balanced_edge_sample(data.edge_index, data.s,
-                                     torch.ones(30), training=False)
+    out, mask = balanced_edge_sample(
+        data.edge_index, data.s, torch.ones(30), training=False
+    )
     assert out is data.edge_index
     assert bool(mask.all()) and mask.numel() == data.edge_index.size(1)
 
@@ -111,10 +126,15 @@ def test_same_seed_same_sample():
     assert torch.equal(a, b)
     assert not torch.equal(a, c)
     gen = torch.Generator().manual_seed(3)
-    _, d = balanced_edge_sample(data.edge_index, data.s, balance,
-                                generator=gen)
-    _, e = balanced_edge_sample(data.edge_index, data.s, balance,
-                                generator=torch.Generator().manual_seed(3))
+    _, d = balanced_edge_sample(
+        data.edge_index, data.s, balance, generator=gen
+    )
+    _, e = balanced_edge_sample(
+        data.edge_index,
+        data.s,
+        balance,
+        generator=torch.Generator().manual_seed(3),
+    )
     assert torch.equal(d, e)
 
 
@@ -129,8 +149,9 @@ def test_inputs_are_not_modified():
 
 def test_int32_edge_index_and_bool_groups():
     data = random_graph(40, 300)
-    out, mask = balanced_edge_sample(data.edge_index.int(), data.s.bool(),
-                                     torch.ones(40))
+    out, mask = balanced_edge_sample(
+        data.edge_index.int(), data.s.bool(), torch.ones(40)
+    )
     assert out.dtype == torch.int32
     assert_rule_4(data.edge_index, mask, data.s)
 
@@ -161,9 +182,13 @@ def test_inclusion_frequencies_match_successive_sampling(strategy):
     weights = [1.0, 0.5, 0.25, 0.2, 0.1]
     num_targets = 20000
     edge_index, sens, balance = star_graph(num_targets, weights, 3)
-    _, mask = balanced_edge_sample(edge_index, sens, balance,
-                                   strategy=strategy,
-                                   generator=torch.Generator().manual_seed(0))
+    _, mask = balanced_edge_sample(
+        edge_index,
+        sens,
+        balance,
+        strategy=strategy,
+        generator=torch.Generator().manual_seed(0),
+    )
     chosen = edge_index[0, mask & (sens[edge_index[0]] == 0)]
     pairs = chosen.view(num_targets, 2).sort(dim=1).values
     observed = Counter(map(tuple, pairs.tolist()))
@@ -181,16 +206,21 @@ def test_inclusion_frequencies_match_successive_sampling(strategy):
 def test_inclusion_frequencies_match_numpy_choice():
     weights = np.array([3.0, 1.0, 1.0, 0.5])
     edge_index, sens, balance = star_graph(20000, weights.tolist(), 2)
-    _, mask = balanced_edge_sample(edge_index, sens, balance,
-                                   generator=torch.Generator().manual_seed(1))
+    _, mask = balanced_edge_sample(
+        edge_index, sens, balance, generator=torch.Generator().manual_seed(1)
+    )
     # 5 group-0 members with self, 2 of group 1: keep 1 group-0 neighbour
-    ours = np.bincount(edge_index[0, mask & (sens[edge_index[0]] == 0)],
-                       minlength=4)
+    ours = np.bincount(
+        edge_index[0, mask & (sens[edge_index[0]] == 0)], minlength=4
+    )
     rng = np.random.default_rng(0)
-    theirs = np.bincount([rng.choice(4, 1, p=weights / weights.sum())[0]
-                          for _ in range(20000)], minlength=4)
+    theirs = np.bincount(
+        [rng.choice(4, 1, p=weights / weights.sum())[0] for _ in range(20000)],
+        minlength=4,
+    )
     table = np.stack([ours, theirs])
     from scipy.stats import chi2_contingency
+
     assert chi2_contingency(table).pvalue > 1e-3
 
 
@@ -200,9 +230,11 @@ def test_degree_weights_use_out_degree_to_the_three_quarters():
     assert grouping.out_degree.tolist() == [3, 1, 1, 0]  # self-loop dropped
     balance = torch.ones(4)
     w = neighbour_weights('degree', balance, grouping.out_degree)
-    assert torch.allclose(w, torch.tensor([3., 1., 1., 0.]).pow(0.75))
+    assert torch.allclose(w, torch.tensor([3.0, 1.0, 1.0, 0.0]).pow(0.75))
     assert neighbour_weights('uniform', balance, grouping.out_degree) is None
-    assert neighbour_weights('balance', balance, grouping.out_degree) is balance
+    assert (
+        neighbour_weights('balance', balance, grouping.out_degree) is balance
+    )
 
 
 def test_degree_strategy_prefers_high_degree_neighbours():
@@ -210,16 +242,26 @@ def test_degree_strategy_prefers_high_degree_neighbours():
     # 0 also points to 400 extra nodes, so its degree is 4400 against 4000.
     edge_index, sens, _ = star_graph(4000, [1.0, 1.0], 2)
     num_nodes = sens.numel()
-    extra = torch.stack([torch.zeros(400, dtype=torch.long),
-                         torch.arange(num_nodes, num_nodes + 400)])
+    extra = torch.stack(
+        [
+            torch.zeros(400, dtype=torch.long),
+            torch.arange(num_nodes, num_nodes + 400),
+        ]
+    )
     edge_index = torch.cat([edge_index, extra], 1)
     sens = torch.cat([sens, torch.ones(400, dtype=torch.long)])
-    _, mask = balanced_edge_sample(edge_index, sens, torch.ones(sens.numel()),
-                                   strategy='degree',
-                                   generator=torch.Generator().manual_seed(0))
+    _, mask = balanced_edge_sample(
+        edge_index,
+        sens,
+        torch.ones(sens.numel()),
+        strategy='degree',
+        generator=torch.Generator().manual_seed(0),
+    )
     targets = torch.arange(4000) + 2
-    picked = edge_index[0, mask & torch.isin(edge_index[1], targets) &
-                        (sens[edge_index[0]] == 0)]
+    picked = edge_index[
+        0,
+        mask & torch.isin(edge_index[1], targets) & (sens[edge_index[0]] == 0),
+    ]
     assert picked.numel() == 4000
     p0 = 4400**0.75 / (4400**0.75 + 4000**0.75)
     share = (picked == 0).double().mean().item()
@@ -227,25 +269,31 @@ def test_degree_strategy_prefers_high_degree_neighbours():
     assert share > 0.5
 
 
-@pytest.mark.parametrize('kwargs, match', [
-    (dict(beta=1.5), 'beta'),
-    (dict(beta=-0.1), 'beta'),
-    (dict(min_keep=-1), 'min_keep'),
-    (dict(min_keep=2.5), 'min_keep'),
-    (dict(strategy='random'), 'strategy'),
-])
+@pytest.mark.parametrize(
+    'kwargs, match',
+    [
+        (dict(beta=1.5), 'beta'),
+        (dict(beta=-0.1), 'beta'),
+        (dict(min_keep=-1), 'min_keep'),
+        (dict(min_keep=2.5), 'min_keep'),
+        (dict(strategy='random'), 'strategy'),
+    ],
+)
 def test_bad_sampler_arguments(kwargs, match):
     data = random_graph()
     with pytest.raises(ValueError, match=match):
         balanced_edge_sample(data.edge_index, data.s, torch.ones(30), **kwargs)
 
 
-@pytest.mark.parametrize('balance, match', [
-    (torch.ones(29), 'shape'),
-    (torch.zeros(30), 'positive'),
-    (torch.full((30, ), float('nan')), 'positive'),
-    ([1.0] * 30, 'torch.Tensor'),
-])
+@pytest.mark.parametrize(
+    'balance, match',
+    [
+        (torch.ones(29), 'shape'),
+        (torch.zeros(30), 'positive'),
+        (torch.full((30,), float('nan')), 'positive'),
+        ([1.0] * 30, 'torch.Tensor'),
+    ],
+)
 def test_bad_balance(balance, match):
     data = random_graph()
     with pytest.raises(ValueError, match=match):
@@ -259,18 +307,26 @@ def test_bad_groups_and_edges():
     with pytest.raises(ValueError, match='only 30 nodes'):
         balanced_edge_sample(data.edge_index + 1, data.s, torch.ones(30))
     with pytest.raises(ValueError, match='one device'):
-        balanced_edge_sample(data.edge_index, data.s,
-                             torch.ones(30, device='meta'))
+        balanced_edge_sample(
+            data.edge_index, data.s, torch.ones(30, device='meta')
+        )
     with pytest.raises(ValueError, match='same device'):
-        balanced_edge_sample(data.edge_index, data.s.to('meta'),
-                             torch.ones(30))
+        balanced_edge_sample(
+            data.edge_index, data.s.to('meta'), torch.ones(30)
+        )
 
 
 def test_empty_graphs():
-    out, mask = balanced_edge_sample(torch.empty(2, 0, dtype=torch.long),
-                                     torch.empty(0, dtype=torch.long),
-                                     torch.empty(0), num_groups=2)
-    assert out.shape == (2, 0) and mask.shape == (0, )
-    out, mask = balanced_edge_sample(torch.empty(2, 0, dtype=torch.long),
-                                     torch.tensor([0, 1]), torch.ones(2))
+    out, mask = balanced_edge_sample(
+        torch.empty(2, 0, dtype=torch.long),
+        torch.empty(0, dtype=torch.long),
+        torch.empty(0),
+        num_groups=2,
+    )
+    assert out.shape == (2, 0) and mask.shape == (0,)
+    out, mask = balanced_edge_sample(
+        torch.empty(2, 0, dtype=torch.long),
+        torch.tensor([0, 1]),
+        torch.ones(2),
+    )
     assert mask.numel() == 0

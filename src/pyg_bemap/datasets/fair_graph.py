@@ -1,4 +1,5 @@
 r"""The real-world fairness graphs of the BeMap paper and its predecessors."""
+
 import csv
 import hashlib
 import io
@@ -6,8 +7,8 @@ import lzma
 import os
 import os.path as osp
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Dict, List, Optional, Tuple, Union
 
 import numpy as np
 import torch
@@ -24,6 +25,7 @@ class RawFile:
     r"""A published raw file: its name, where it is published and the Git
     blob id (SHA-1 of :obj:`"blob <size>\0" + content`) of its content.
     """
+
     name: str
     url: str
     git_blob: str
@@ -32,27 +34,31 @@ class RawFile:
 @dataclass(frozen=True)
 class GraphSpec:
     r"""How a dataset is read, after the reference loaders."""
+
     node_file: RawFile
     edge_file: RawFile
     sens_column: str
     label_column: str
-    dropped: Tuple[str, ...]  # never features (besides label and group)
-    id_column: Optional[str] = None  # None: the node id is the row index
-    label_map: Optional[Callable[[Tensor], Tensor]] = None
-    sens_map: Optional[Dict[str, float]] = None
+    dropped: tuple[str, ...]  # never features (besides label and group)
+    id_column: str | None = None  # None: the node id is the row index
+    label_map: Callable[[Tensor], Tensor] | None = None
+    sens_map: dict[str, float] | None = None
     reference_label_budget: int = 0
 
 
 def _raw(repo: str, commit: str, path: str, blob: str) -> RawFile:
-    return RawFile(osp.basename(path), f'{_GITHUB}/{repo}/{commit}/{path}',
-                   blob)
+    return RawFile(
+        osp.basename(path), f'{_GITHUB}/{repo}/{commit}/{path}', blob
+    )
 
 
 _FAIRGNN = ('EnyanDai/FairGNN', '13cdca7627d7779a2396299cdc8edd3a790db7cc')
 _NIFTY = ('chirag126/nifty', '6c270c5ec736c5138d455609112cf6dfcc63dcca')
 _BEMAP = ('xiaolin-cs/BeMap', '408dc7de2f5cbb65a8ebf23379daaac94804dc22')
-_GMFD = ('yushundong/Graph-Mining-Fairness-Data',
-         '2bd4b5cd9a09d87e93c8efc490773cbfa0a7984e')
+_GMFD = (
+    'yushundong/Graph-Mining-Fairness-Data',
+    '2bd4b5cd9a09d87e93c8efc490773cbfa0a7984e',
+)
 
 
 def _working_in_field(label: Tensor) -> Tensor:
@@ -68,46 +74,93 @@ def _pokec(suffix: str, csv_blob: str, edge_blob: str) -> GraphSpec:
     return GraphSpec(
         _raw(*_FAIRGNN, f'dataset/pokec/{name}.csv', csv_blob),
         _raw(*_FAIRGNN, f'dataset/pokec/{name}_relationship.txt', edge_blob),
-        sens_column='region', label_column='I_am_working_in_field',
-        dropped=(), id_column='user_id', label_map=_working_in_field,
-        reference_label_budget=500)
+        sens_column='region',
+        label_column='I_am_working_in_field',
+        dropped=(),
+        id_column='user_id',
+        label_map=_working_in_field,
+        reference_label_budget=500,
+    )
 
 
-SPECS: Dict[str, GraphSpec] = {
+SPECS: dict[str, GraphSpec] = {
     'nba': GraphSpec(
-        _raw(*_FAIRGNN, 'dataset/NBA/nba.csv',
-             '81cbb6eca011f472b7f408a1f96b43b4ce825fe5'),
-        _raw(*_FAIRGNN, 'dataset/NBA/nba_relationship.txt',
-             'cdd10b20ac12f9a3eec421c4a5c0109310d8fe95'),
-        sens_column='country', label_column='SALARY', dropped=(),
-        id_column='user_id', reference_label_budget=100),
+        _raw(
+            *_FAIRGNN,
+            'dataset/NBA/nba.csv',
+            '81cbb6eca011f472b7f408a1f96b43b4ce825fe5',
+        ),
+        _raw(
+            *_FAIRGNN,
+            'dataset/NBA/nba_relationship.txt',
+            'cdd10b20ac12f9a3eec421c4a5c0109310d8fe95',
+        ),
+        sens_column='country',
+        label_column='SALARY',
+        dropped=(),
+        id_column='user_id',
+        reference_label_budget=100,
+    ),
     'recidivism': GraphSpec(
-        _raw(*_BEMAP, 'dataset/bail/bail.csv',
-             'a47a42ac9b546a54c94ff39a33fa1fa7d0ccaa37'),
-        _raw(*_BEMAP, 'dataset/bail/bail_edges.txt',
-             'd1f789c0d2de6408de1189b1125810632d030503'),
-        sens_column='WHITE', label_column='RECID', dropped=(),
-        reference_label_budget=100),
+        _raw(
+            *_BEMAP,
+            'dataset/bail/bail.csv',
+            'a47a42ac9b546a54c94ff39a33fa1fa7d0ccaa37',
+        ),
+        _raw(
+            *_BEMAP,
+            'dataset/bail/bail_edges.txt',
+            'd1f789c0d2de6408de1189b1125810632d030503',
+        ),
+        sens_column='WHITE',
+        label_column='RECID',
+        dropped=(),
+        reference_label_budget=100,
+    ),
     'credit': GraphSpec(
-        _raw(*_NIFTY, 'dataset/credit/credit.csv',
-             '8f8c017fdc9eb4d841736e5987d4df7083128416'),
-        _raw(*_GMFD, 'dataset/credit/credit_edges.txt',
-             '05c6c5f96a7992d3110aba2ce25598046f8fee4a'),
-        sens_column='Age', label_column='NoDefaultNextMonth',
-        dropped=('Single', ), reference_label_budget=6000),
+        _raw(
+            *_NIFTY,
+            'dataset/credit/credit.csv',
+            '8f8c017fdc9eb4d841736e5987d4df7083128416',
+        ),
+        _raw(
+            *_GMFD,
+            'dataset/credit/credit_edges.txt',
+            '05c6c5f96a7992d3110aba2ce25598046f8fee4a',
+        ),
+        sens_column='Age',
+        label_column='NoDefaultNextMonth',
+        dropped=('Single',),
+        reference_label_budget=6000,
+    ),
     'german': GraphSpec(
-        _raw(*_NIFTY, 'dataset/german/german.csv',
-             'febc8f18bb8bace8203648dc8cf6e6598d926c89'),
-        _raw(*_NIFTY, 'dataset/german/german_edges.txt',
-             '3510911bdca0225647eeee212159eb23c3b9e374'),
-        sens_column='Gender', label_column='GoodCustomer',
+        _raw(
+            *_NIFTY,
+            'dataset/german/german.csv',
+            'febc8f18bb8bace8203648dc8cf6e6598d926c89',
+        ),
+        _raw(
+            *_NIFTY,
+            'dataset/german/german_edges.txt',
+            '3510911bdca0225647eeee212159eb23c3b9e374',
+        ),
+        sens_column='Gender',
+        label_column='GoodCustomer',
         dropped=('OtherLoansAtStore', 'PurposeOfLoan'),
-        label_map=_good_customer, sens_map={'Female': 1., 'Male': 0.},
-        reference_label_budget=100),
-    'pokec_z': _pokec('', 'c50552a998e224f9ee214fff80c249fb5cf40bf9',
-                      '0b346e3a3d8f42b4eb489984cbc178f3988b0eeb'),
-    'pokec_n': _pokec('_2', '7f836f487358af4f0cbbb2b1204e41810a45cc74',
-                      'd0a0833805331cffb09a03820e70066990f15c10'),
+        label_map=_good_customer,
+        sens_map={'Female': 1.0, 'Male': 0.0},
+        reference_label_budget=100,
+    ),
+    'pokec_z': _pokec(
+        '',
+        'c50552a998e224f9ee214fff80c249fb5cf40bf9',
+        '0b346e3a3d8f42b4eb489984cbc178f3988b0eeb',
+    ),
+    'pokec_n': _pokec(
+        '_2',
+        '7f836f487358af4f0cbbb2b1204e41810a45cc74',
+        'd0a0833805331cffb09a03820e70066990f15c10',
+    ),
 }
 ALIASES = {'bail': 'recidivism'}
 
@@ -157,15 +210,15 @@ class FairGraphDataset(InMemoryDataset):
 
     Statistics (the processed graphs, default options):
 
-    ==========  ======  ==========  ========  ==============  ==============
+    ==========  ======  ==========  ========  ===============  ============
     Name        Nodes   Undirected  Features  Labels (-1/0/1)  Groups (0/1)
                         edges
-    ==========  ======  ==========  ========  ==============  ==============
-    nba         403     10,621      95        90/154/159      296/107
-    recidivism  18,876  311,870     17        0/11,772/7,104  9,317/9,559
-    credit      30,000  137,377     12        0/6,636/23,364  27,315/2,685
-    german      1,000   21,742      26        0/300/700       690/310
-    ==========  ======  ==========  ========  ==============  ==============
+    ==========  ======  ==========  ========  ===============  ============
+    nba         403     10,621      95        90/154/159       296/107
+    recidivism  18,876  311,870     17        0/11,772/7,104   9,317/9,559
+    credit      30,000  137,377     12        0/6,636/23,364   27,315/2,685
+    german      1,000   21,742      26        0/300/700        690/310
+    ==========  ======  ==========  ========  ===============  ============
 
     Args:
         root (str): Root directory; files go to :obj:`root/<name>/`.
@@ -182,37 +235,44 @@ class FairGraphDataset(InMemoryDataset):
             :class:`~torch_geometric.data.InMemoryDataset`.
         force_reload (bool, optional): Re-process. (default: :obj:`False`)
     """
+
     def __init__(
         self,
         root: str,
         name: str,
         split_seed: int = 0,
-        label_budget: Union[int, str, None] = None,
+        label_budget: int | str | None = None,
         keep_sensitive: bool = False,
         feature_norm: bool = True,
-        transform: Optional[Callable] = None,
-        pre_transform: Optional[Callable] = None,
+        transform: Callable | None = None,
+        pre_transform: Callable | None = None,
         force_reload: bool = False,
     ):
         key = str(name).lower()
         key = ALIASES.get(key, key)
         if key not in SPECS:
-            raise ValueError(f"Unknown dataset '{name}'; choose one of "
-                             f"{sorted(SPECS) + sorted(ALIASES)}")
+            raise ValueError(
+                f"Unknown dataset '{name}'; choose one of "
+                f'{sorted(SPECS) + sorted(ALIASES)}'
+            )
         if label_budget == 'reference':
             label_budget = SPECS[key].reference_label_budget
-        if label_budget is not None and (not isinstance(label_budget, int)
-                                         or label_budget < 1):
-            raise ValueError(f"'label_budget' must be a positive integer or "
-                             f"'reference' (got {label_budget!r})")
+        if label_budget is not None and (
+            not isinstance(label_budget, int) or label_budget < 1
+        ):
+            raise ValueError(
+                f"'label_budget' must be a positive integer or "
+                f"'reference' (got {label_budget!r})"
+            )
         self.name = key
         self.spec = SPECS[key]
         self.split_seed = split_seed
         self.label_budget = label_budget
         self.keep_sensitive = keep_sensitive
         self.feature_norm = feature_norm
-        super().__init__(root, transform, pre_transform,
-                         force_reload=force_reload)
+        super().__init__(
+            root, transform, pre_transform, force_reload=force_reload
+        )
         self.load(self.processed_paths[0])
 
     @property
@@ -224,7 +284,7 @@ class FairGraphDataset(InMemoryDataset):
         return osp.join(self.root, self.name, 'processed')
 
     @property
-    def raw_file_names(self) -> List[str]:
+    def raw_file_names(self) -> list[str]:
         names = []
         for file in (self.spec.node_file, self.spec.edge_file):
             packed = f'{file.name}.xz'
@@ -235,13 +295,16 @@ class FairGraphDataset(InMemoryDataset):
     @property
     def processed_file_names(self) -> str:
         budget = self.label_budget or 'all'
-        return (f'data_split{self.split_seed}_budget{budget}_sens'
-                f'{int(self.keep_sensitive)}_norm{int(self.feature_norm)}.pt')
+        return (
+            f'data_split{self.split_seed}_budget{budget}_sens'
+            f'{int(self.keep_sensitive)}_norm{int(self.feature_norm)}.pt'
+        )
 
     def download(self) -> None:
         for file in (self.spec.node_file, self.spec.edge_file):
             if osp.exists(osp.join(self.raw_dir, file.name)) or osp.exists(
-                    osp.join(self.raw_dir, f'{file.name}.xz')):
+                osp.join(self.raw_dir, f'{file.name}.xz')
+            ):
                 continue
             bundled = osp.join(BUNDLED_DIR, self.name, f'{file.name}.xz')
             if osp.exists(bundled):
@@ -253,28 +316,35 @@ class FairGraphDataset(InMemoryDataset):
             except Exception as error:
                 raise RuntimeError(
                     f"Could not download '{file.name}' from {file.url} "
-                    f"({error}). Put the published file (plain or "
-                    f"xz-compressed) into '{self.raw_dir}' by hand") from error
+                    f'({error}). Put the published file (plain or '
+                    f"xz-compressed) into '{self.raw_dir}' by hand"
+                ) from error
 
     def process(self) -> None:
-        node_path, edge_path = (osp.join(self.raw_dir, n)
-                                for n in self.raw_file_names)
-        header, table = _read_table(_read_verified(node_path,
-                                                   self.spec.node_file))
-        edges = np.loadtxt(io.StringIO(_read_verified(
-            edge_path, self.spec.edge_file)), ndmin=2)
+        node_path, edge_path = (
+            osp.join(self.raw_dir, n) for n in self.raw_file_names
+        )
+        header, table = _read_table(
+            _read_verified(node_path, self.spec.node_file)
+        )
+        edges = np.loadtxt(
+            io.StringIO(_read_verified(edge_path, self.spec.edge_file)),
+            ndmin=2,
+        )
         data = self._build(header, table, edges)
         if self.pre_transform is not None:
             data = self.pre_transform(data)
         self.save([data], self.processed_paths[0])
 
-    def _build(self, header: List[str], table: np.ndarray,
-               edges: np.ndarray) -> Data:
+    def _build(
+        self, header: list[str], table: np.ndarray, edges: np.ndarray
+    ) -> Data:
         spec = self.spec
         for name in (spec.sens_column, spec.label_column, *spec.dropped):
             if name not in header:
-                raise ValueError(f"Column '{name}' is missing from "
-                                 f"'{spec.node_file.name}'")
+                raise ValueError(
+                    f"Column '{name}' is missing from '{spec.node_file.name}'"
+                )
         excluded = {spec.label_column, *spec.dropped}
         if spec.id_column is not None:
             excluded.add(spec.id_column)
@@ -299,34 +369,43 @@ class FairGraphDataset(InMemoryDataset):
         node_ids = None
         if spec.id_column is not None:
             node_ids = torch.from_numpy(values(spec.id_column)).long()
-        data = Data(x=x, edge_index=self._edges(edges, node_ids, y.numel()),
-                    y=y, s=s)
+        data = Data(
+            x=x, edge_index=self._edges(edges, node_ids, y.numel()), y=y, s=s
+        )
         data.train_mask, data.val_mask, data.test_mask = split_masks(
-            y, self.split_seed, self.label_budget)
+            y, self.split_seed, self.label_budget
+        )
         return data
 
-    def _edges(self, edges: np.ndarray, node_ids: Optional[Tensor],
-               num_nodes: int) -> Tensor:
+    def _edges(
+        self, edges: np.ndarray, node_ids: Tensor | None, num_nodes: int
+    ) -> Tensor:
         pairs = torch.from_numpy(edges).long().view(-1, 2)
         if node_ids is not None:
             ids, order = torch.sort(node_ids)
             position = torch.searchsorted(ids, pairs).clamp(max=num_nodes - 1)
             if not bool((ids[position] == pairs).all()):
-                raise ValueError(f"'{self.spec.edge_file.name}' refers to "
-                                 f"ids missing from "
-                                 f"'{self.spec.node_file.name}'")
+                raise ValueError(
+                    f"'{self.spec.edge_file.name}' refers to "
+                    f'ids missing from '
+                    f"'{self.spec.node_file.name}'"
+                )
             pairs = order[position]
         edge_index = pairs.t().contiguous()
         if edge_index.numel() and int(edge_index.max()) >= num_nodes:
-            raise ValueError(f"'{self.spec.edge_file.name}' refers to nodes "
-                             f"beyond the {num_nodes} rows of the node file")
+            raise ValueError(
+                f"'{self.spec.edge_file.name}' refers to nodes "
+                f'beyond the {num_nodes} rows of the node file'
+            )
         edge_index, _ = remove_self_loops(edge_index)
         edge_index = to_undirected(edge_index, num_nodes=num_nodes)
         return coalesce(edge_index, num_nodes=num_nodes)
 
     def __repr__(self) -> str:
-        return f'{self.__class__.__name__}({self.name}, split_seed=' \
-               f'{self.split_seed}, label_budget={self.label_budget})'
+        return (
+            f'{self.__class__.__name__}({self.name}, split_seed='
+            f'{self.split_seed}, label_budget={self.label_budget})'
+        )
 
 
 def scale_features(x: Tensor) -> Tensor:
@@ -339,8 +418,9 @@ def scale_features(x: Tensor) -> Tensor:
     return out.masked_fill((high == low).view(1, -1), 0.0)
 
 
-def split_masks(y: Tensor, seed: int, label_budget: Optional[int] = None
-                ) -> Tuple[Tensor, Tensor, Tensor]:
+def split_masks(
+    y: Tensor, seed: int, label_budget: int | None = None
+) -> tuple[Tensor, Tensor, Tensor]:
     r"""A seeded random 50% / 25% / 25% split of the labelled nodes
     (:obj:`y >= 0`); :obj:`label_budget` caps the training nodes.
     """
@@ -350,8 +430,11 @@ def split_masks(y: Tensor, seed: int, label_budget: Optional[int] = None
     half, three_quarters = labelled.numel() // 2, (3 * labelled.numel()) // 4
     train_end = half if label_budget is None else min(half, label_budget)
     masks = []
-    for index in (labelled[:train_end], labelled[half:three_quarters],
-                  labelled[three_quarters:]):
+    for index in (
+        labelled[:train_end],
+        labelled[half:three_quarters],
+        labelled[three_quarters:],
+    ):
         mask = torch.zeros(y.numel(), dtype=torch.bool)
         mask[index] = True
         masks.append(mask)
@@ -366,15 +449,22 @@ def _read_verified(path: str, file: RawFile) -> str:
     if blob != file.git_blob:
         raise ValueError(
             f"'{path}' is not the published '{file.name}': its Git blob id is "
-            f"{blob}, expected {file.git_blob}. Replace it with the file from "
-            f"{file.url}")
+            f'{blob}, expected {file.git_blob}. Replace it with the file from '
+            f'{file.url}'
+        )
     return content.decode('utf-8')
 
 
-def _read_table(text: str) -> Tuple[List[str], np.ndarray]:
+def _read_table(text: str) -> tuple[list[str], np.ndarray]:
     header = next(csv.reader([text.split('\n', 1)[0]]))
-    table = np.loadtxt(io.StringIO(text), delimiter=',', dtype=str,
-                       skiprows=1, ndmin=2, comments=None)
+    table = np.loadtxt(
+        io.StringIO(text),
+        delimiter=',',
+        dtype=str,
+        skiprows=1,
+        ndmin=2,
+        comments=None,
+    )
     return header, table
 
 
@@ -382,11 +472,12 @@ def default_root() -> str:
     r"""Where datasets go unless told otherwise: :obj:`$PYG_BEMAP_DATA`, or
     :obj:`~/.cache/pyg_bemap`.
     """
-    return os.environ.get('PYG_BEMAP_DATA',
-                          osp.join(osp.expanduser('~'), '.cache', 'pyg_bemap'))
+    return os.environ.get(
+        'PYG_BEMAP_DATA', osp.join(osp.expanduser('~'), '.cache', 'pyg_bemap')
+    )
 
 
-def load_nba(root: Optional[str] = None, split_seed: int = 0) -> Data:
+def load_nba(root: str | None = None, split_seed: int = 0) -> Data:
     r"""The NBA graph that ships inside the package (no download), processed
     as :class:`FairGraphDataset` does.
     """

@@ -1,7 +1,6 @@
 r"""A built-in synthetic fairness graph: two sensitive groups, homophilous
 edges, and labels and features that leak the group.
 """
-from typing import Optional
 
 import torch
 from torch_geometric.data import Data
@@ -18,7 +17,7 @@ def biased_sbm(
     signal: float = 1.0,
     group_trace: float = 0.5,
     seed: int = 0,
-    device: Optional[torch.device] = None,
+    device: torch.device | None = None,
 ) -> Data:
     r"""Builds a homophilous two-group graph in which message passing
     amplifies the sensitive attribute: a stochastic block model over the
@@ -79,8 +78,9 @@ def biased_sbm(
         dst[chosen] = group[(pick[chosen] * group.numel()).long()]
     edge_index = torch.stack([src, dst])
     edge_index, _ = remove_self_loops(edge_index)
-    edge_index = coalesce(to_undirected(edge_index, num_nodes=num_nodes),
-                          num_nodes=num_nodes)
+    edge_index = coalesce(
+        to_undirected(edge_index, num_nodes=num_nodes), num_nodes=num_nodes
+    )
 
     # Labels lean on the group (P(y=1) is 0.5 +- label_bias / 2); features
     # carry the label and a faint trace of the group, which averaging over
@@ -94,10 +94,19 @@ def biased_sbm(
     x = x + group_trace * (2 * s.float() - 1).view(-1, 1) * direction[1]
 
     order = torch.randperm(num_nodes, generator=gen, device=device)
-    masks = [torch.zeros(num_nodes, dtype=torch.bool, device=device)
-             for _ in range(3)]
+    masks = [
+        torch.zeros(num_nodes, dtype=torch.bool, device=device)
+        for _ in range(3)
+    ]
     bounds = [0, num_nodes // 2, (3 * num_nodes) // 4, num_nodes]
     for mask, lo, hi in zip(masks, bounds[:-1], bounds[1:]):
         mask[order[lo:hi]] = True
-    return Data(x=x, edge_index=edge_index, y=y, s=s, train_mask=masks[0],
-                val_mask=masks[1], test_mask=masks[2])
+    return Data(
+        x=x,
+        edge_index=edge_index,
+        y=y,
+        s=s,
+        train_mask=masks[0],
+        val_mask=masks[1],
+        test_mask=masks[2],
+    )

@@ -3,9 +3,10 @@ Message Passing for Fair Graph Neural Network"
 <https://arxiv.org/abs/2306.04107>`_: distance-based bias, its growth layer
 by layer, and a probe that predicts the sensitive attribute from embeddings.
 """
+
 import math
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any
 
 import torch
 from torch import Tensor
@@ -19,6 +20,7 @@ from pyg_bemap.utils.groups import check_edge_index, sensitive_groups
 @dataclass(frozen=True)
 class DistanceBias:
     r"""Distance-based bias of embeddings (see :func:`distance_bias`)."""
+
     bias: float
     centroid_gap: float
 
@@ -32,8 +34,9 @@ def group_centroids(h: Tensor, sens: Tensor, num_groups: int) -> Tensor:
     return total / size.view(-1, 1)
 
 
-def distance_bias(h: Tensor, sens: Tensor,
-                  num_groups: Optional[int] = None) -> DistanceBias:
+def distance_bias(
+    h: Tensor, sens: Tensor, num_groups: int | None = None
+) -> DistanceBias:
     r"""The distance-based bias of embeddings :math:`\mathbf{H}` (the paper's
     Definition 3) and the gap between the group centroids:
 
@@ -62,14 +65,19 @@ def distance_bias(h: Tensor, sens: Tensor,
     centroids = group_centroids(h, sens, num_groups)
     spread = (h - centroids[sens]).pow(2).sum(1).mean().item()
     present = centroids[~centroids.isnan().any(1)]
-    gap = torch.cdist(present, present).max().item() if present.numel() else \
-        float('nan')
-    return DistanceBias(bias=1.0 / spread if spread > 0 else math.inf,
-                        centroid_gap=gap)
+    gap = (
+        torch.cdist(present, present).max().item()
+        if present.numel()
+        else float('nan')
+    )
+    return DistanceBias(
+        bias=1.0 / spread if spread > 0 else math.inf, centroid_gap=gap
+    )
 
 
-def propagate(x: Tensor, edge_index: Tensor,
-              num_nodes: Optional[int] = None) -> Tensor:
+def propagate(
+    x: Tensor, edge_index: Tensor, num_nodes: int | None = None
+) -> Tensor:
     r"""One row-normalised propagation step without weights: the mean over
     :math:`\mathcal{N}(i) \cup \{i\}` (self-loops of the input replaced by one
     per node),
@@ -78,8 +86,9 @@ def propagate(x: Tensor, edge_index: Tensor,
         \mathbf{h}^{\prime}_i = \frac{1}{|\mathcal{N}(i)| + 1}
         \sum_{j \in \mathcal{N}(i) \cup \{i\}} \mathbf{h}_j.
     """
-    num_nodes = check_edge_index(edge_index, num_nodes if num_nodes is not
-                                 None else x.size(0))
+    num_nodes = check_edge_index(
+        edge_index, num_nodes if num_nodes is not None else x.size(0)
+    )
     edge_index, _ = remove_self_loops(edge_index)
     src, dst = edge_index[0].long(), edge_index[1].long()
     total = x + scatter(x[src], dst, 0, dim_size=num_nodes, reduce='sum')
@@ -94,8 +103,8 @@ def layerwise_distance_bias(
     sens: Tensor,
     *,
     sampled: bool = False,
-    layers: Optional[List[str]] = None,
-) -> List[Tuple[str, DistanceBias]]:
+    layers: list[str] | None = None,
+) -> list[tuple[str, DistanceBias]]:
     r"""Applies :func:`distance_bias` to the input and to the output of every
     message-passing layer of :obj:`model`, so one sees how bias grows layer by
     layer.
@@ -125,9 +134,11 @@ def layerwise_distance_bias(
     missing = [n for n in names if n not in modules]
     if missing:
         raise ValueError(f'No module named {missing} in the model')
-    outputs: Dict[str, Tensor] = {}
-    handles = [modules[n].register_forward_hook(_keep_output(outputs, n))
-               for n in names]
+    outputs: dict[str, Tensor] = {}
+    handles = [
+        modules[n].register_forward_hook(_keep_output(outputs, n))
+        for n in names
+    ]
     modes = {m: m.training for m in model.modules()}
     try:
         model.eval()
@@ -143,12 +154,13 @@ def layerwise_distance_bias(
         for module, mode in modes.items():
             module.training = mode
     result = [('input', distance_bias(x, sens))]
-    return result + [(n, distance_bias(outputs[n], sens)) for n in names
-                     if n in outputs]
+    return result + [
+        (n, distance_bias(outputs[n], sens)) for n in names if n in outputs
+    ]
 
 
-def _message_passing_layers(model: torch.nn.Module) -> List[str]:
-    names: List[str] = []
+def _message_passing_layers(model: torch.nn.Module) -> list[str]:
+    names: list[str] = []
     for name, module in model.named_modules():
         inside = any(name.startswith(f'{outer}.') for outer in names)
         if isinstance(module, MessagePassing) and not inside:
@@ -156,7 +168,7 @@ def _message_passing_layers(model: torch.nn.Module) -> List[str]:
     return names
 
 
-def _keep_output(store: Dict[str, Tensor], name: str) -> Any:
+def _keep_output(store: dict[str, Tensor], name: str) -> Any:
     def hook(module: torch.nn.Module, args: Any, output: Any) -> None:
         store[name] = output[0] if isinstance(output, tuple) else output
 
@@ -168,6 +180,7 @@ class ProbeBin:
     r"""Probe accuracy on nodes whose majority-neighbour ratio lies in
     :obj:`[lower, upper)` (the last bin includes 1).
     """
+
     lower: float
     upper: float
     count: int
@@ -177,31 +190,37 @@ class ProbeBin:
 @dataclass(frozen=True)
 class ProbeResult:
     r"""What :func:`sensitive_attribute_probe` returns."""
+
     accuracy: float
-    bins: List[ProbeBin]
+    bins: list[ProbeBin]
 
     def __str__(self) -> str:
-        lines = [f'probe accuracy (held-out nodes): {self.accuracy:.4f}',
-                 'majority ratio     nodes  accuracy']
+        lines = [
+            f'probe accuracy (held-out nodes): {self.accuracy:.4f}',
+            'majority ratio     nodes  accuracy',
+        ]
         for b in self.bins:
             acc = 'nan' if math.isnan(b.accuracy) else f'{b.accuracy:.4f}'
-            lines.append(f'[{b.lower:.1f}, {b.upper:.1f}){"":>5}'
-                         f'{b.count:>9}  {acc:>8}')
+            lines.append(
+                f'[{b.lower:.1f}, {b.upper:.1f}){"":>5}{b.count:>9}  {acc:>8}'
+            )
         return '\n'.join(lines)
 
-    def plot(self, ax: Any = None, label: Optional[str] = None) -> Any:
+    def plot(self, ax: Any = None, label: str | None = None) -> Any:
         r"""Draws accuracy against the majority-neighbour ratio (needs
         matplotlib, in the :obj:`examples` extra) and returns the axes.
         """
         try:
             import matplotlib.pyplot as plt
         except ImportError as error:  # pragma: no cover
-            raise ImportError("Plotting needs matplotlib: pip install "
-                              "'pyg-bemap[examples]'") from error
+            raise ImportError(
+                "Plotting needs matplotlib: pip install 'pyg-bemap[examples]'"
+            ) from error
         ax = ax if ax is not None else plt.gca()
         centres = [(b.lower + b.upper) / 2 for b in self.bins]
-        ax.plot(centres, [b.accuracy for b in self.bins], marker='o',
-                label=label)
+        ax.plot(
+            centres, [b.accuracy for b in self.bins], marker='o', label=label
+        )
         ax.set_xlabel('share of neighbours in the own group')
         ax.set_ylabel('sensitive-attribute probe accuracy')
         ax.set_ylim(0, 1.05)
@@ -210,13 +229,15 @@ class ProbeResult:
         return ax
 
 
-def majority_ratio(edge_index: Tensor, sens: Tensor,
-                   num_nodes: Optional[int] = None) -> Tensor:
+def majority_ratio(
+    edge_index: Tensor, sens: Tensor, num_nodes: int | None = None
+) -> Tensor:
     r"""Share of every node's neighbours (self-loops excluded) that belong to
     the node's own group; NaN for nodes without neighbours.
     """
-    num_nodes = check_edge_index(edge_index, num_nodes if num_nodes is not
-                                 None else sens.numel())
+    num_nodes = check_edge_index(
+        edge_index, num_nodes if num_nodes is not None else sens.numel()
+    )
     sens, _ = sensitive_groups(sens, num_nodes)
     edge_index, _ = remove_self_loops(edge_index)
     src, dst = edge_index[0].long(), edge_index[1].long()
@@ -258,40 +279,55 @@ def sensitive_attribute_probe(
     if not isinstance(h, Tensor) or h.dim() != 2:
         raise ValueError("'h' must be a 2-D tensor of node embeddings")
     if not 0.0 < train_ratio < 1.0:
-        raise ValueError(f"'train_ratio' must be in (0, 1) (got {train_ratio})")
+        raise ValueError(
+            f"'train_ratio' must be in (0, 1) (got {train_ratio})"
+        )
     sens, num_groups = sensitive_groups(sens, h.size(0))
     ratio = majority_ratio(edge_index, sens, h.size(0))
     gen = torch.Generator().manual_seed(seed)
     order = torch.randperm(h.size(0), generator=gen).to(h.device)
     cut = int(train_ratio * h.size(0))
     train, test = order[:cut], order[cut:]
-    pred = _fit_logistic(h.detach().float(), sens, num_groups, train, epochs,
-                         lr, gen)[test]
+    pred = _fit_logistic(
+        h.detach().float(), sens, num_groups, train, epochs, lr, gen
+    )[test]
     correct, ratio = (pred == sens[test]).double(), ratio[test]
     edges = torch.linspace(0, 1, num_bins + 1).tolist()
     bins = []
     for k, (lower, upper) in enumerate(zip(edges[:-1], edges[1:])):
-        inside = (ratio >= lower) & ((ratio < upper) if k < num_bins - 1
-                                     else (ratio <= upper))
+        inside = (ratio >= lower) & (
+            (ratio < upper) if k < num_bins - 1 else (ratio <= upper)
+        )
         count = int(inside.sum())
         acc = correct[inside].mean().item() if count else float('nan')
         bins.append(ProbeBin(lower, upper, count, acc))
     return ProbeResult(accuracy=correct.mean().item(), bins=bins)
 
 
-def _fit_logistic(h: Tensor, sens: Tensor, num_groups: int, train: Tensor,
-                  epochs: int, lr: float, gen: torch.Generator) -> Tensor:
+def _fit_logistic(
+    h: Tensor,
+    sens: Tensor,
+    num_groups: int,
+    train: Tensor,
+    epochs: int,
+    lr: float,
+    gen: torch.Generator,
+) -> Tensor:
     mean, std = h[train].mean(0), h[train].std(0).clamp(min=1e-8)
     h = (h - mean) / std
-    weight = (torch.randn(h.size(1), num_groups, generator=gen) * 0.01).to(
-        h.device).requires_grad_()
+    weight = (
+        (torch.randn(h.size(1), num_groups, generator=gen) * 0.01)
+        .to(h.device)
+        .requires_grad_()
+    )
     bias = torch.zeros(num_groups, device=h.device, requires_grad=True)
     optimizer = torch.optim.Adam([weight, bias], lr=lr)
     with torch.enable_grad():
         for _ in range(epochs):
             optimizer.zero_grad()
             loss = torch.nn.functional.cross_entropy(
-                h[train] @ weight + bias, sens[train])
+                h[train] @ weight + bias, sens[train]
+            )
             loss.backward()
             optimizer.step()
     return (h @ weight + bias).argmax(-1).detach()

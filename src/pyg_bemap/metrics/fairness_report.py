@@ -1,8 +1,8 @@
 r"""Accuracy, AUC and group-fairness gaps of a binary node classifier."""
+
 import math
 import warnings
 from dataclasses import asdict, dataclass
-from typing import Dict, List, Optional, Tuple
 
 import torch
 from torch import Tensor
@@ -13,6 +13,7 @@ from pyg_bemap.utils.groups import check_same_device, sensitive_groups
 @dataclass(frozen=True)
 class GroupMetrics:
     r"""The metrics of one sensitive group (NaN where undefined)."""
+
     size: int
     positive_rate: float
     true_positive_rate: float
@@ -33,13 +34,14 @@ class FairnessReport:
             :math:`P(\hat{y} = 1 \mid y = 1, s = g)`.
         by_group (Dict[int, GroupMetrics]): The metrics of every group.
     """
+
     accuracy: float
     auc: float
     delta_sp: float
     delta_eo: float
-    by_group: Dict[int, GroupMetrics]
+    by_group: dict[int, GroupMetrics]
 
-    def to_dict(self) -> Dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         r"""The report as plain Python values."""
         return {
             'accuracy': self.accuracy,
@@ -49,39 +51,58 @@ class FairnessReport:
             'by_group': {g: asdict(m) for g, m in self.by_group.items()},
         }
 
-    def _rows(self) -> List[Tuple[str, ...]]:
+    def _rows(self) -> list[tuple[str, ...]]:
         def fmt(value: float) -> str:
             return 'nan' if math.isnan(value) else f'{value:.4f}'
 
-        rows = [('group', 'size', 'pos. rate', 'TPR', 'accuracy', 'AUC')]
+        rows: list[tuple[str, ...]] = [
+            ('group', 'size', 'pos. rate', 'TPR', 'accuracy', 'AUC')
+        ]
         for group, m in self.by_group.items():
-            rows.append((str(group), str(m.size), fmt(m.positive_rate),
-                         fmt(m.true_positive_rate), fmt(m.accuracy),
-                         fmt(m.auc)))
+            rows.append(
+                (
+                    str(group),
+                    str(m.size),
+                    fmt(m.positive_rate),
+                    fmt(m.true_positive_rate),
+                    fmt(m.accuracy),
+                    fmt(m.auc),
+                )
+            )
         size = sum(m.size for m in self.by_group.values())
-        rows.append(('overall', str(size), '', '', fmt(self.accuracy),
-                     fmt(self.auc)))
+        rows.append(
+            ('overall', str(size), '', '', fmt(self.accuracy), fmt(self.auc))
+        )
         return rows
 
     def __str__(self) -> str:
         rows = self._rows()
-        widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-        lines = ['  '.join(cell.rjust(w) for cell, w in zip(row, widths))
-                 for row in rows]
+        widths = [
+            max(len(row[i]) for row in rows) for i in range(len(rows[0]))
+        ]
+        lines = [
+            '  '.join(cell.rjust(w) for cell, w in zip(row, widths))
+            for row in rows
+        ]
         lines.insert(1, '-' * len(lines[0]))
         lines.insert(-1, '-' * len(lines[0]))
-        lines.append(f'delta_sp = {self.delta_sp:.4f}   '
-                     f'delta_eo = {self.delta_eo:.4f}')
+        lines.append(
+            f'delta_sp = {self.delta_sp:.4f}   delta_eo = {self.delta_eo:.4f}'
+        )
         return '\n'.join(lines)
 
     def _repr_html_(self) -> str:
         rows = self._rows()
         head = ''.join(f'<th>{cell}</th>' for cell in rows[0])
-        body = ''.join('<tr>' + ''.join(f'<td>{cell}</td>' for cell in row) +
-                       '</tr>' for row in rows[1:])
-        return (f'<table><thead><tr>{head}</tr></thead><tbody>{body}'
-                f'</tbody></table><p>delta_sp = {self.delta_sp:.4f}, '
-                f'delta_eo = {self.delta_eo:.4f}</p>')
+        body = ''.join(
+            '<tr>' + ''.join(f'<td>{cell}</td>' for cell in row) + '</tr>'
+            for row in rows[1:]
+        )
+        return (
+            f'<table><thead><tr>{head}</tr></thead><tbody>{body}'
+            f'</tbody></table><p>delta_sp = {self.delta_sp:.4f}, '
+            f'delta_eo = {self.delta_eo:.4f}</p>'
+        )
 
 
 def roc_auc(score: Tensor, label: Tensor) -> float:
@@ -93,8 +114,9 @@ def roc_auc(score: Tensor, label: Tensor) -> float:
     if num_pos == 0 or num_neg == 0:
         return float('nan')
     score = score.double()
-    _, inverse, counts = torch.unique(score, return_inverse=True,
-                                      return_counts=True)
+    _, inverse, counts = torch.unique(
+        score, return_inverse=True, return_counts=True
+    )
     last_rank = counts.cumsum(0).double()
     average_rank = last_rank - (counts.double() - 1) / 2
     rank_sum = average_rank[inverse][label.bool()].sum().item()
@@ -106,9 +128,9 @@ def fairness_report(
     y: Tensor,
     sens: Tensor,
     *,
-    mask: Optional[Tensor] = None,
+    mask: Tensor | None = None,
     threshold: float = 0.0,
-    num_groups: Optional[int] = None,
+    num_groups: int | None = None,
 ) -> FairnessReport:
     r"""Reports how accurate and how fair a binary node classifier is, in the
     terms of the fairness-on-graphs literature (BeMap, FairGNN, NIFTY, EDITS):
@@ -148,21 +170,32 @@ def fairness_report(
     num_nodes = score.numel()
     y = _labels(y, num_nodes)
     sens, num_groups = sensitive_groups(sens, num_nodes, num_groups)
-    check_same_device(pred=pred, y=y, sens=sens,
-                      mask=mask if isinstance(mask, Tensor) else None)
+    check_same_device(
+        pred=pred,
+        y=y,
+        sens=sens,
+        mask=mask if isinstance(mask, Tensor) else None,
+    )
     keep = _selection(mask, num_nodes, y.device) & (y >= 0)
     score, positive, y, sens = score[keep], positive[keep], y[keep], sens[keep]
     if y.numel() > 0 and bool((y > 1).any()):
-        raise ValueError(f"'y' must hold the labels 0 and 1 (or a negative "
-                         f"value for unlabelled nodes); got "
-                         f"{torch.unique(y).tolist()}")
+        raise ValueError(
+            f"'y' must hold the labels 0 and 1 (or a negative "
+            f'value for unlabelled nodes); got '
+            f'{torch.unique(y).tolist()}'
+        )
 
     auc = roc_auc(score, y)
     if math.isnan(auc):
-        warnings.warn('The evaluated labels hold a single class: the AUC is '
-                      'undefined (NaN)', stacklevel=2)
-    by_group = {g: _group_metrics(g, score, positive, y, sens == g)
-                for g in range(num_groups)}
+        warnings.warn(
+            'The evaluated labels hold a single class: the AUC is '
+            'undefined (NaN)',
+            stacklevel=2,
+        )
+    by_group = {
+        g: _group_metrics(g, score, positive, y, sens == g)
+        for g in range(num_groups)
+    }
     return FairnessReport(
         accuracy=_mean(positive == y),
         auc=auc,
@@ -172,10 +205,11 @@ def fairness_report(
     )
 
 
-def _scores(pred: Tensor, threshold: float) -> Tuple[Tensor, Tensor]:
+def _scores(pred: Tensor, threshold: float) -> tuple[Tensor, Tensor]:
     if not isinstance(pred, Tensor):
-        raise ValueError(f"'pred' must be a torch.Tensor (got "
-                         f"{type(pred).__name__})")
+        raise ValueError(
+            f"'pred' must be a torch.Tensor (got {type(pred).__name__})"
+        )
     if pred.dim() == 2 and pred.size(1) == 2:
         score = pred.float().softmax(dim=-1)[:, 1]
         return score, pred.argmax(dim=-1) == 1
@@ -184,8 +218,9 @@ def _scores(pred: Tensor, threshold: float) -> Tuple[Tensor, Tensor]:
     if pred.dim() != 1:
         raise ValueError(
             f"'pred' must hold scores [N], [N, 1] or two-class outputs [N, 2] "
-            f"(got shape {list(pred.shape)}); multi-class outputs are not "
-            f"supported")
+            f'(got shape {list(pred.shape)}); multi-class outputs are not '
+            f'supported'
+        )
     if not pred.is_floating_point():
         pred = pred.float()
     if not bool(torch.isfinite(pred).all()):
@@ -195,56 +230,71 @@ def _scores(pred: Tensor, threshold: float) -> Tuple[Tensor, Tensor]:
 
 def _labels(y: Tensor, num_nodes: int) -> Tensor:
     if not isinstance(y, Tensor):
-        raise ValueError(f"'y' must be a torch.Tensor (got "
-                         f"{type(y).__name__})")
+        raise ValueError(
+            f"'y' must be a torch.Tensor (got {type(y).__name__})"
+        )
     if y.dim() == 2 and y.size(1) == 1:
         y = y.view(-1)
     if y.dim() != 1 or y.numel() != num_nodes:
-        raise ValueError(f"'y' must have one label per node (expected "
-                         f"[{num_nodes}], got {list(y.shape)})")
+        raise ValueError(
+            f"'y' must have one label per node (expected "
+            f'[{num_nodes}], got {list(y.shape)})'
+        )
     if y.is_floating_point() and bool((y != y.round()).any()):
         raise ValueError("'y' must hold the integer labels 0 and 1")
     return y.long()
 
 
-def _selection(mask: Optional[Tensor], num_nodes: int,
-               device: torch.device) -> Tensor:
+def _selection(
+    mask: Tensor | None, num_nodes: int, device: torch.device
+) -> Tensor:
     if mask is None:
         return torch.ones(num_nodes, dtype=torch.bool, device=device)
     if not isinstance(mask, Tensor):
-        raise ValueError(f"'mask' must be a torch.Tensor (got "
-                         f"{type(mask).__name__})")
+        raise ValueError(
+            f"'mask' must be a torch.Tensor (got {type(mask).__name__})"
+        )
     if mask.dtype == torch.bool:
-        if mask.shape != (num_nodes, ):
-            raise ValueError(f"A boolean 'mask' must have shape [{num_nodes}] "
-                             f"(got {list(mask.shape)})")
+        if mask.shape != (num_nodes,):
+            raise ValueError(
+                f"A boolean 'mask' must have shape [{num_nodes}] "
+                f'(got {list(mask.shape)})'
+            )
         return mask
     if mask.is_floating_point() or mask.dim() != 1:
-        raise ValueError("'mask' must be a boolean mask or a 1-D tensor of "
-                         "node indices")
-    if mask.numel() > 0 and (int(mask.min()) < -num_nodes
-                             or int(mask.max()) >= num_nodes):
-        raise ValueError(f"'mask' holds node indices outside "
-                         f"[0, {num_nodes})")
+        raise ValueError(
+            "'mask' must be a boolean mask or a 1-D tensor of node indices"
+        )
+    if mask.numel() > 0 and (
+        int(mask.min()) < -num_nodes or int(mask.max()) >= num_nodes
+    ):
+        raise ValueError(f"'mask' holds node indices outside [0, {num_nodes})")
     selected = torch.zeros(num_nodes, dtype=torch.bool, device=device)
     selected[mask] = True
     return selected
 
 
-def _group_metrics(group: int, score: Tensor, positive: Tensor, y: Tensor,
-                   member: Tensor) -> GroupMetrics:
+def _group_metrics(
+    group: int, score: Tensor, positive: Tensor, y: Tensor, member: Tensor
+) -> GroupMetrics:
     size = int(member.sum())
     if size == 0:
-        warnings.warn(f'Group {group} has no evaluated member: its metrics '
-                      f'are NaN', stacklevel=3)
+        warnings.warn(
+            f'Group {group} has no evaluated member: its metrics are NaN',
+            stacklevel=3,
+        )
     has_positive = member & (y == 1)
     if size > 0 and not bool(has_positive.any()):
-        warnings.warn(f'Group {group} has no positive label: its '
-                      f'true-positive rate is NaN', stacklevel=3)
+        warnings.warn(
+            f'Group {group} has no positive label: its '
+            f'true-positive rate is NaN',
+            stacklevel=3,
+        )
     auc = roc_auc(score[member], y[member]) if size > 0 else float('nan')
     if size > 0 and math.isnan(auc):
-        warnings.warn(f'Group {group} holds a single class: its AUC is NaN',
-                      stacklevel=3)
+        warnings.warn(
+            f'Group {group} holds a single class: its AUC is NaN', stacklevel=3
+        )
     return GroupMetrics(
         size=size,
         positive_rate=_mean(positive[member]),
@@ -258,6 +308,6 @@ def _mean(values: Tensor) -> float:
     return values.float().mean().item() if values.numel() > 0 else float('nan')
 
 
-def _gap(values: List[float]) -> float:
+def _gap(values: list[float]) -> float:
     defined = [v for v in values if not math.isnan(v)]
     return max(defined) - min(defined) if defined else float('nan')

@@ -1,6 +1,6 @@
 import inspect
 import itertools
-from typing import Any, Dict, Optional, Tuple
+from typing import Any
 
 import torch
 from torch import Tensor
@@ -89,6 +89,7 @@ class BeMapConv(MessagePassing):
           :math:`|\mathcal{E}|` rows, masked together with the edges
         - **output:** the inner layer's output
     """
+
     def __init__(
         self,
         conv: MessagePassing,
@@ -97,20 +98,24 @@ class BeMapConv(MessagePassing):
         min_keep: int = 4,
         strategy: str = 'balance',
         layout: str = 'auto',
-        generator: Optional[torch.Generator] = None,
+        generator: torch.Generator | None = None,
     ):
         super().__init__(aggr=None)
         if layout not in LAYOUTS:
-            raise ValueError(f"'layout' must be one of {LAYOUTS} "
-                             f"(got '{layout}')")
+            raise ValueError(
+                f"'layout' must be one of {LAYOUTS} (got '{layout}')"
+            )
         if not isinstance(conv, torch.nn.Module):
-            raise ValueError(f"'conv' must be a message-passing layer "
-                             f"(got {type(conv).__name__})")
+            raise ValueError(
+                f"'conv' must be a message-passing layer "
+                f'(got {type(conv).__name__})'
+            )
         if getattr(conv, 'cached', False):
             raise ValueError(
-                f"{conv} caches its normalised graph (cached=True) and would "
-                f"reuse the first sampled neighbourhood forever; create it "
-                f"with cached=False")
+                f'{conv} caches its normalised graph (cached=True) and would '
+                f'reuse the first sampled neighbourhood forever; create it '
+                f'with cached=False'
+            )
         check_sampling_args(beta, min_keep, strategy)
         self.conv = conv
         self.beta = beta
@@ -125,11 +130,18 @@ class BeMapConv(MessagePassing):
     def reset_parameters(self) -> None:
         r"""Resets all learnable parameters of the inner layer."""
         super().reset_parameters()
-        if hasattr(self.conv, 'reset_parameters'):
-            self.conv.reset_parameters()
+        reset = getattr(self.conv, 'reset_parameters', None)
+        if callable(reset):
+            reset()
 
-    def forward(self, x: Any, edge_index: Any, *args: Any,
-                bemap: Optional[BeMapInfo] = None, **kwargs: Any) -> Any:
+    def forward(
+        self,
+        x: Any,
+        edge_index: Any,
+        *args: Any,
+        bemap: BeMapInfo | None = None,
+        **kwargs: Any,
+    ) -> Any:
         r"""Runs the inner layer on a fair neighbourhood (training) or on the
         full graph (evaluation).
 
@@ -145,9 +157,11 @@ class BeMapConv(MessagePassing):
             **kwargs: Further keyword arguments of the inner layer.
         """
         if bemap is not None and not isinstance(bemap, BeMapInfo):
-            raise ValueError(f"'bemap' must be a BeMapInfo (got "
-                             f"{type(bemap).__name__}); build one with "
-                             f"'BeMapInfo(sens, balance)'")
+            raise ValueError(
+                f"'bemap' must be a BeMapInfo (got "
+                f'{type(bemap).__name__}); build one with '
+                f"'BeMapInfo(sens, balance)'"
+            )
         info = bemap if bemap is not None else get_bemap(edge_index)
         graph = edge_index
         if isinstance(edge_index, BeMapEdgeIndex):
@@ -156,11 +170,12 @@ class BeMapConv(MessagePassing):
             return self.conv(x, edge_index, *args, **kwargs)
         if info is None:
             raise RuntimeError(
-                "BeMapConv needs the sensitive groups and balance scores of "
-                "the graph in training mode: apply "
+                'BeMapConv needs the sensitive groups and balance scores of '
+                'the graph in training mode: apply '
                 "'pyg_bemap.BalanceAwareSampling(sens_attr=...)' to the data "
                 "(its 'edge_index' then carries them) or pass "
-                "'bemap=BeMapInfo(sens, balance)'")
+                "'bemap=BeMapInfo(sens, balance)'"
+            )
         pairs, rebuild = _as_edge_pairs(edge_index)
         mask = self._sample(info, graph, pairs)
         if self._sparse_layout(edge_index, args, kwargs):
@@ -173,72 +188,92 @@ class BeMapConv(MessagePassing):
     def _sample(self, info: BeMapInfo, graph: Any, pairs: Tensor) -> Tensor:
         # Drawn eagerly, also under torch.compile: compiled random ops use
         # another generator, and the same seed must give the same sample.
-        return info.shared_sample(graph, pairs, self._sampler_key,
-                                  self._consumer, current_pass(),
-                                  self.generator)
+        return info.shared_sample(
+            graph,
+            pairs,
+            self._sampler_key,
+            self._consumer,
+            current_pass(),
+            self.generator,
+        )
 
     @property
-    def _sampler_key(self) -> Tuple[float, int, str]:
+    def _sampler_key(self) -> tuple[float, int, str]:
         return (self.beta, self.min_keep, self.strategy)
 
-    def _sparse_layout(self, edge_index: Any, args: Tuple[Any, ...],
-                       kwargs: Dict[str, Any]) -> bool:
+    def _sparse_layout(
+        self, edge_index: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> bool:
         r"""Whether to hand the inner layer a sparse adjacency: an edge list
         came in, no edge-level argument is given, and the layer fuses message
         and aggregation into one sparse-matrix product (:obj:`'auto'`), or
         :obj:`layout='sparse'` asks for it.
         """
-        if self.layout == 'edge_index' or not isinstance(edge_index, Tensor) \
-                or is_torch_sparse_tensor(edge_index) \
-                or torch.compiler.is_compiling():
+        if (
+            self.layout == 'edge_index'
+            or not isinstance(edge_index, Tensor)
+            or is_torch_sparse_tensor(edge_index)
+            or torch.compiler.is_compiling()
+        ):
             return False
-        names = self._arg_names[2:2 + len(args)]
+        names = self._arg_names[2 : 2 + len(args)]
         given = [n for n, a in zip(names, args) if a is not None]
         given += [k for k, v in kwargs.items() if v is not None]
         if any(name in EDGE_LEVEL_ARGS for name in given):
             return False
-        return self.layout == 'sparse' or bool(getattr(self.conv, 'fuse',
-                                                       False))
+        return self.layout == 'sparse' or bool(
+            getattr(self.conv, 'fuse', False)
+        )
 
-    def _mask_edge_args(self, args: Tuple[Any, ...], kwargs: Dict[str, Any],
-                        mask: Tensor) -> Tuple[Tuple[Any, ...], Dict[str, Any]]:
+    def _mask_edge_args(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any], mask: Tensor
+    ) -> tuple[tuple[Any, ...], dict[str, Any]]:
         def masked(name: str, value: Any) -> Any:
             if name not in EDGE_LEVEL_ARGS or not isinstance(value, Tensor):
                 return value
             if value.size(0) != mask.numel():
                 raise ValueError(
                     f"'{name}' has {value.size(0)} rows but the graph has "
-                    f"{mask.numel()} edges; it must hold one row per edge")
+                    f'{mask.numel()} edges; it must hold one row per edge'
+                )
             return value[mask]
 
-        names = self._arg_names[2:2 + len(args)]
-        args = tuple(masked(n, a) for n, a in zip(names, args)) + \
-            args[len(names):]
+        names = self._arg_names[2 : 2 + len(args)]
+        args = (
+            tuple(masked(n, a) for n, a in zip(names, args))
+            + args[len(names) :]
+        )
         return args, {k: masked(k, v) for k, v in kwargs.items()}
 
     def __repr__(self) -> str:
-        return (f'{self.__class__.__name__}({self.conv}, beta={self.beta}, '
-                f'min_keep={self.min_keep}, strategy={self.strategy!r}, '
-                f'layout={self.layout!r})')
+        return (
+            f'{self.__class__.__name__}({self.conv}, beta={self.beta}, '
+            f'min_keep={self.min_keep}, strategy={self.strategy!r}, '
+            f'layout={self.layout!r})'
+        )
 
 
-def _positional_names(conv: torch.nn.Module) -> Tuple[str, ...]:
+def _positional_names(conv: torch.nn.Module) -> tuple[str, ...]:
     try:
         params = inspect.signature(conv.forward).parameters.values()
     except (TypeError, ValueError):  # pragma: no cover - builtins
         return ()
-    return tuple(p.name for p in params
-                 if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
+    return tuple(
+        p.name
+        for p in params
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    )
 
 
-def _as_edge_pairs(adj: Any) -> Tuple[Tensor, Any]:
+def _as_edge_pairs(adj: Any) -> tuple[Tensor, Any]:
     r"""Returns the :obj:`[2, E]` (source, target) pairs of any graph layout
     and a function that rebuilds the layout from a mask over those pairs.
     """
     if isinstance(adj, SparseTensor):
         row, col, _ = adj.coo()  # transposed: row = target, col = source
-        return torch.stack([col, row]), \
-            lambda mask: adj.masked_select_nnz(mask, layout='coo')
+        return torch.stack([col, row]), lambda mask: adj.masked_select_nnz(
+            mask, layout='coo'
+        )
     if is_torch_sparse_tensor(adj):
         index, value = to_edge_index(adj)  # transposed, as above
         size = (adj.size(0), adj.size(1))
@@ -247,8 +282,11 @@ def _as_edge_pairs(adj: Any) -> Tuple[Tensor, Any]:
         # Masking keeps a coalesced (sorted, unique) order.
         sorted_ = csr or adj.is_coalesced()
         return index.flip(0), lambda mask: convert(
-            index[:, mask], value[mask], size, is_coalesced=sorted_)
+            index[:, mask], value[mask], size, is_coalesced=sorted_
+        )
     if not isinstance(adj, Tensor):
-        raise ValueError(f"'edge_index' must be a tensor, a SparseTensor or a "
-                         f"torch.sparse adjacency (got {type(adj).__name__})")
+        raise ValueError(
+            f"'edge_index' must be a tensor, a SparseTensor or a "
+            f'torch.sparse adjacency (got {type(adj).__name__})'
+        )
     return adj, lambda mask: adj[:, mask]

@@ -7,7 +7,8 @@ count the nesting depth of module calls, and each call made at depth zero
 (the model's own call) opens a new pass. The hooks are installed when the
 first :class:`~pyg_bemap.BeMapConv` is created.
 """
-from typing import Any, Optional
+
+from typing import Any
 
 import torch
 
@@ -34,11 +35,12 @@ def install_pass_tracking() -> None:
     if not _installed:
         torch.nn.modules.module.register_module_forward_pre_hook(_enter)
         torch.nn.modules.module.register_module_forward_hook(
-            _leave, always_call=True)
+            _leave, always_call=True
+        )
         _installed = True
 
 
-def current_pass() -> Optional[int]:
+def current_pass() -> int | None:
     r"""The id of the running pass when called from inside a module that was
     itself called by another module; :obj:`None` for a module called on its
     own (then every layer call is its own pass).

@@ -1,4 +1,4 @@
-from typing import Any, Optional
+from typing import Any
 
 from torch_geometric.nn.conv import MessagePassing
 from torch_geometric.nn.models import GCN
@@ -30,19 +30,31 @@ class BeMapGCN(GCN):
         **kwargs: The other arguments of
             :class:`torch_geometric.nn.models.GCN`.
     """
-    def __init__(self, in_channels: int, hidden_channels: int,
-                 num_layers: int, out_channels: Optional[int] = None, *,
-                 beta: float = 0.25, min_keep: int = 4,
-                 strategy: str = 'balance', layout: str = 'auto',
-                 **kwargs: Any):
-        # init_conv runs inside GCN.__init__, so the settings come first.
-        self.bemap_kwargs = dict(beta=beta, min_keep=min_keep,
-                                 strategy=strategy, layout=layout)
-        super().__init__(in_channels, hidden_channels, num_layers,
-                         out_channels, **kwargs)
 
-    def init_conv(self, in_channels: int, out_channels: int,
-                  **kwargs: Any) -> MessagePassing:
+    def __init__(
+        self,
+        in_channels: int,
+        hidden_channels: int,
+        num_layers: int,
+        out_channels: int | None = None,
+        *,
+        beta: float = 0.25,
+        min_keep: int = 4,
+        strategy: str = 'balance',
+        layout: str = 'auto',
+        **kwargs: Any,
+    ):
+        # init_conv runs inside GCN.__init__, so the settings come first.
+        self.bemap_kwargs: dict[str, Any] = dict(
+            beta=beta, min_keep=min_keep, strategy=strategy, layout=layout
+        )
+        super().__init__(
+            in_channels, hidden_channels, num_layers, out_channels, **kwargs
+        )
+
+    def init_conv(
+        self, in_channels: int, out_channels: int, **kwargs: Any
+    ) -> MessagePassing:
         conv = super().init_conv(in_channels, out_channels, **kwargs)
         return BeMapConv(conv, **self.bemap_kwargs)
 

@@ -32,12 +32,14 @@ class RowNormConv(MessagePassing):
           edge indices :math:`(2, |\mathcal{E}|)`
         - **output:** node features :math:`(|\mathcal{V}|, F_{out})`
     """
+
     def __init__(self, in_channels: int, out_channels: int, bias: bool = True):
         super().__init__(aggr='mean')
         self.in_channels = in_channels
         self.out_channels = out_channels
-        self.lin = Linear(in_channels, out_channels, bias=bias,
-                          weight_initializer='glorot')
+        self.lin = Linear(
+            in_channels, out_channels, bias=bias, weight_initializer='glorot'
+        )
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -52,5 +54,7 @@ class RowNormConv(MessagePassing):
         return self.propagate(edge_index, x=self.lin(x))
 
     def __repr__(self) -> str:
-        return (f'{self.__class__.__name__}({self.in_channels}, '
-                f'{self.out_channels})')
+        return (
+            f'{self.__class__.__name__}({self.in_channels}, '
+            f'{self.out_channels})'
+        )

@@ -1,5 +1,3 @@
-from typing import Optional
-
 from torch_geometric.data import Data
 from torch_geometric.transforms import BaseTransform
 
@@ -30,7 +28,8 @@ class AttachBeMap(BaseTransform):
             mini-batch missing a group keeps the full graph's count.
             (default: :obj:`None`, taken from :obj:`data.bemap_count`)
     """
-    def __init__(self, sens_attr: str = 's', num_groups: Optional[int] = None):
+
+    def __init__(self, sens_attr: str = 's', num_groups: int | None = None):
         self.sens_attr = sens_attr
         self.num_groups = num_groups
 
@@ -39,17 +38,29 @@ class AttachBeMap(BaseTransform):
         if balance is None:
             raise ValueError(
                 "AttachBeMap needs 'bemap_balance': apply "
-                "BalanceAwareSampling to the full graph before building the "
-                "loader")
+                'BalanceAwareSampling to the full graph before building the '
+                'loader'
+            )
+        sens = getattr(data, self.sens_attr, None)
+        if sens is None:
+            raise ValueError(
+                f'AttachBeMap needs the sensitive attribute '
+                f"'{self.sens_attr}' on the data; set 'sens_attr' to its name"
+            )
         num_groups = self.num_groups
         count = getattr(data, 'bemap_count', None)
         if num_groups is None and count is not None:
             num_groups = count.size(-1)
-        data.edge_index = attach_bemap(data.edge_index,
-                                       getattr(data, self.sens_attr, None),
-                                       balance, num_groups)
+        data.edge_index = attach_bemap(
+            data.edge_index,
+            sens,
+            balance,
+            num_groups,
+        )
         return data
 
     def __repr__(self) -> str:
-        return (f'{self.__class__.__name__}(sens_attr={self.sens_attr!r}, '
-                f'num_groups={self.num_groups})')
+        return (
+            f'{self.__class__.__name__}(sens_attr={self.sens_attr!r}, '
+            f'num_groups={self.num_groups})'
+        )

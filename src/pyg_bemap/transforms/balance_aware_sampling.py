@@ -1,5 +1,3 @@
-from typing import Optional, Union
-
 from torch_geometric.data import Data, HeteroData
 from torch_geometric.transforms import BaseTransform
 
@@ -25,8 +23,8 @@ class BalanceAwareSampling(BaseTransform):
         D_i = \sqrt{\frac{2}{G (G-1)} \sum_{g < h}
         (\mathrm{count}_{i,g} - \mathrm{count}_{i,h})^2}
 
-    (see :func:`~pyg_bemap.utils.hop_group_counts` and
-    :func:`~pyg_bemap.utils.balance_score`). Writes
+    (see :func:`~pyg_bemap.hop_group_counts` and
+    :func:`~pyg_bemap.balance_score`). Writes
 
     * :obj:`data.bemap_count`: group counts, :obj:`torch.long`
       :obj:`[N, G]`;
@@ -53,26 +51,31 @@ class BalanceAwareSampling(BaseTransform):
         memory_budget (int, optional): Working memory of exact counting, in
             bytes. (default: :obj:`268435456`)
     """
+
     def __init__(
         self,
         sens_attr: str = 's',
         num_hops: int = 2,
         delta: float = 1.0,
-        num_groups: Optional[int] = None,
+        num_groups: int | None = None,
         counting: str = 'exact',
         memory_budget: int = DEFAULT_MEMORY_BUDGET,
     ):
         if not isinstance(num_hops, int) or num_hops < 0:
-            raise ValueError(f"'num_hops' must be a non-negative integer "
-                             f"(got {num_hops})")
+            raise ValueError(
+                f"'num_hops' must be a non-negative integer (got {num_hops})"
+            )
         if not delta > 0:
             raise ValueError(f"'delta' must be positive (got {delta})")
         if counting not in COUNTING_MODES:
-            raise ValueError(f"'counting' must be one of {COUNTING_MODES} "
-                             f"(got '{counting}')")
+            raise ValueError(
+                f"'counting' must be one of {COUNTING_MODES} "
+                f"(got '{counting}')"
+            )
         if num_groups is not None and num_groups < 1:
-            raise ValueError(f"'num_groups' must be a positive integer "
-                             f"(got {num_groups})")
+            raise ValueError(
+                f"'num_groups' must be a positive integer (got {num_groups})"
+            )
         self.sens_attr = sens_attr
         self.num_hops = num_hops
         self.delta = delta
@@ -80,30 +83,44 @@ class BalanceAwareSampling(BaseTransform):
         self.counting = counting
         self.memory_budget = memory_budget
 
-    def forward(self, data: Union[Data, HeteroData]) -> Data:
+    def forward(self, data: Data | HeteroData) -> Data:
         if isinstance(data, HeteroData):
             raise NotImplementedError(
-                "BalanceAwareSampling supports homogeneous graphs only; "
-                "convert with 'data.to_homogeneous()' first")
+                'BalanceAwareSampling supports homogeneous graphs only; '
+                "convert with 'data.to_homogeneous()' first"
+            )
         if data.edge_index is None:
             raise ValueError(
                 "BalanceAwareSampling needs 'data.edge_index'; apply it "
-                "before transforms such as 'ToSparseTensor'")
-        sens, num_groups = sensitive_groups(getattr(data, self.sens_attr, None),
-                                            data.num_nodes, self.num_groups,
-                                            self.sens_attr)
-        count = hop_group_counts(data.edge_index, sens, num_groups,
-                                 self.num_hops, data.num_nodes, self.counting,
-                                 self.memory_budget)
+                "before transforms such as 'ToSparseTensor'"
+            )
+        sens, num_groups = sensitive_groups(
+            getattr(data, self.sens_attr, None),
+            data.num_nodes,
+            self.num_groups,
+            self.sens_attr,
+        )
+        count = hop_group_counts(
+            data.edge_index,
+            sens,
+            num_groups,
+            self.num_hops,
+            data.num_nodes,
+            self.counting,
+            self.memory_budget,
+        )
         balance = balance_score(count, self.delta)
         data.bemap_count = count
         data.bemap_balance = balance
-        data.edge_index = attach_bemap(data.edge_index, sens, balance,
-                                       num_groups)
+        data.edge_index = attach_bemap(
+            data.edge_index, sens, balance, num_groups
+        )
         return data
 
     def __repr__(self) -> str:
-        return (f'{self.__class__.__name__}(sens_attr={self.sens_attr!r}, '
-                f'num_hops={self.num_hops}, delta={self.delta}, '
-                f'num_groups={self.num_groups}, counting={self.counting!r}, '
-                f'memory_budget={self.memory_budget})')
+        return (
+            f'{self.__class__.__name__}(sens_attr={self.sens_attr!r}, '
+            f'num_hops={self.num_hops}, delta={self.delta}, '
+            f'num_groups={self.num_groups}, counting={self.counting!r}, '
+            f'memory_budget={self.memory_budget})'
+        )

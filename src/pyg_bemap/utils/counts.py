@@ -1,6 +1,7 @@
 r"""Rules 2 and 3: group counts within :math:`L` hops and balance scores."""
+
 import warnings
-from typing import Iterator, Optional, Tuple
+from collections.abc import Iterator
 
 import torch
 from torch import Tensor
@@ -22,7 +23,9 @@ _BYTES_PER_ENTRY = 48
 _USE_CSR_PRODUCT = True
 
 
-def in_neighbour_csr(edge_index: Tensor, num_nodes: int) -> Tuple[Tensor, Tensor]:
+def in_neighbour_csr(
+    edge_index: Tensor, num_nodes: int
+) -> tuple[Tensor, Tensor]:
     r"""Returns :obj:`(ptr, col)` such that the in-neighbours (sources) of node
     :obj:`i` are :obj:`col[ptr[i]:ptr[i + 1]]`, with self-loops removed.
     """
@@ -38,9 +41,9 @@ def in_neighbour_csr(edge_index: Tensor, num_nodes: int) -> Tuple[Tensor, Tensor
 def hop_group_counts(
     edge_index: Tensor,
     sens: Tensor,
-    num_groups: Optional[int] = None,
+    num_groups: int | None = None,
     num_hops: int = 2,
-    num_nodes: Optional[int] = None,
+    num_nodes: int | None = None,
     counting: str = 'exact',
     memory_budget: int = DEFAULT_MEMORY_BUDGET,
 ) -> Tensor:
@@ -101,11 +104,13 @@ def hop_group_counts(
     sens, num_groups = sensitive_groups(sens, num_nodes, num_groups)
     check_same_device(edge_index=edge_index, sens=sens)
     if not isinstance(num_hops, int) or num_hops < 0:
-        raise ValueError(f"'num_hops' must be a non-negative integer "
-                         f"(got {num_hops})")
+        raise ValueError(
+            f"'num_hops' must be a non-negative integer (got {num_hops})"
+        )
     if counting not in COUNTING_MODES:
-        raise ValueError(f"'counting' must be one of {COUNTING_MODES} "
-                         f"(got '{counting}')")
+        raise ValueError(
+            f"'counting' must be one of {COUNTING_MODES} (got '{counting}')"
+        )
     ptr, col = in_neighbour_csr(edge_index, num_nodes)
     if counting == 'walks':
         return _walk_counts(ptr, col, sens, num_groups, num_hops)
@@ -133,8 +138,9 @@ def balance_score(count: Tensor, delta: float = 1.0) -> Tensor:
         A floating tensor of shape :obj:`[N]` (the default dtype).
     """
     if not isinstance(count, Tensor) or count.dim() != 2:
-        raise ValueError("'count' must be a 2-D tensor of shape "
-                         "[num_nodes, num_groups]")
+        raise ValueError(
+            "'count' must be a 2-D tensor of shape [num_nodes, num_groups]"
+        )
     if not delta > 0:
         raise ValueError(f"'delta' must be positive (got {delta})")
     num_groups = count.size(1)
@@ -149,11 +155,13 @@ def balance_score(count: Tensor, delta: float = 1.0) -> Tensor:
     return (1.0 / (spread + delta)).to(torch.get_default_dtype())
 
 
-def _walk_counts(ptr: Tensor, col: Tensor, sens: Tensor, num_groups: int,
-                 num_hops: int) -> Tensor:
+def _walk_counts(
+    ptr: Tensor, col: Tensor, sens: Tensor, num_groups: int, num_hops: int
+) -> Tensor:
     num_nodes = ptr.numel() - 1
     dst = torch.repeat_interleave(
-        torch.arange(num_nodes, device=ptr.device), ptr.diff())
+        torch.arange(num_nodes, device=ptr.device), ptr.diff()
+    )
     walks = torch.nn.functional.one_hot(sens, num_groups)
     total = walks.clone()
     for _ in range(num_hops):
@@ -162,8 +170,14 @@ def _walk_counts(ptr: Tensor, col: Tensor, sens: Tensor, num_groups: int,
     return total
 
 
-def _exact_counts(ptr: Tensor, col: Tensor, sens: Tensor, num_groups: int,
-                  num_hops: int, memory_budget: int) -> Tensor:
+def _exact_counts(
+    ptr: Tensor,
+    col: Tensor,
+    sens: Tensor,
+    num_groups: int,
+    num_hops: int,
+    memory_budget: int,
+) -> Tensor:
     r"""Reachability by sparse products: the non-zero pattern of row
     :math:`i` of :math:`(\mathbf{A} + \mathbf{I})^L` (with
     :math:`A_{ij} = 1` for every edge :math:`j \to i`) is exactly the set of
@@ -172,19 +186,27 @@ def _exact_counts(ptr: Tensor, col: Tensor, sens: Tensor, num_groups: int,
     reached from above.
     """
     num_nodes = ptr.numel() - 1
-    count = torch.zeros(num_nodes, num_groups, dtype=torch.long,
-                        device=ptr.device)
+    count = torch.zeros(
+        num_nodes, num_groups, dtype=torch.long, device=ptr.device
+    )
     if num_hops == 0 or num_nodes == 0:
         return count + torch.nn.functional.one_hot(sens, num_groups)
     with warnings.catch_warnings():  # "sparse CSR support is in beta"
         warnings.simplefilter('ignore', UserWarning)
-        return _chunked_reach_counts(ptr, col, sens, num_groups, num_hops,
-                                     memory_budget, count)
+        return _chunked_reach_counts(
+            ptr, col, sens, num_groups, num_hops, memory_budget, count
+        )
 
 
-def _chunked_reach_counts(ptr: Tensor, col: Tensor, sens: Tensor,
-                          num_groups: int, num_hops: int, memory_budget: int,
-                          count: Tensor) -> Tensor:
+def _chunked_reach_counts(
+    ptr: Tensor,
+    col: Tensor,
+    sens: Tensor,
+    num_groups: int,
+    num_hops: int,
+    memory_budget: int,
+    count: Tensor,
+) -> Tensor:
     reach = _reach_matrix(ptr, col)
     bound = _reach_bound(reach, num_hops)
     max_entries = max(1, memory_budget // _BYTES_PER_ENTRY)
@@ -194,11 +216,12 @@ def _chunked_reach_counts(ptr: Tensor, col: Tensor, sens: Tensor,
             block = _product(block, reach)
         row = torch.repeat_interleave(
             torch.arange(end - start, device=ptr.device),
-            block.crow_indices().diff())
+            block.crow_indices().diff(),
+        )
         member = sens[block.col_indices()]
         count[start:end] = torch.bincount(
-            row * num_groups + member,
-            minlength=(end - start) * num_groups).view(-1, num_groups)
+            row * num_groups + member, minlength=(end - start) * num_groups
+        ).view(-1, num_groups)
     return count
 
 
@@ -207,29 +230,41 @@ def _product(block: Tensor, reach: Tensor) -> Tensor:
     ones. CSR products need MKL on the CPU; other builds take the portable
     COO product.
     """
-    if reach.device.type == 'cpu' and not torch.backends.mkl.is_available() \
-            or not _USE_CSR_PRODUCT:
+    if (
+        reach.device.type == 'cpu'
+        and not torch.backends.mkl.is_available()
+        or not _USE_CSR_PRODUCT
+    ):
         out = torch.sparse.mm(block.to_sparse_coo(), reach.to_sparse_coo())
         out = out.coalesce().to_sparse_csr()
     else:
         out = block @ reach
-    return torch.sparse_csr_tensor(out.crow_indices(), out.col_indices(),
-                                   torch.ones_like(out.values()), out.shape)
+    return torch.sparse_csr_tensor(
+        out.crow_indices(),
+        out.col_indices(),
+        torch.ones_like(out.values()),
+        out.shape,
+    )
 
 
 def _reach_matrix(ptr: Tensor, col: Tensor) -> Tensor:
     r"""The CSR matrix :math:`\mathbf{A} + \mathbf{I}` without duplicates."""
     num_nodes = ptr.numel() - 1
-    row = torch.repeat_interleave(torch.arange(num_nodes, device=ptr.device),
-                                  ptr.diff())
+    row = torch.repeat_interleave(
+        torch.arange(num_nodes, device=ptr.device), ptr.diff()
+    )
     loop = torch.arange(num_nodes, device=ptr.device)
     key = torch.cat([row, loop]) * num_nodes + torch.cat([col, loop])
     key = torch.unique(key)  # sorted by row, then column
     row, col = key // num_nodes, key % num_nodes
     crow = torch.zeros(num_nodes + 1, dtype=torch.long, device=ptr.device)
     crow[1:] = torch.bincount(row, minlength=num_nodes).cumsum(0)
-    return torch.sparse_csr_tensor(crow, col, torch.ones(
-        col.numel(), device=ptr.device), (num_nodes, num_nodes))
+    return torch.sparse_csr_tensor(
+        crow,
+        col,
+        torch.ones(col.numel(), device=ptr.device),
+        (num_nodes, num_nodes),
+    )
 
 
 def _reach_bound(reach: Tensor, num_hops: int) -> Tensor:
@@ -238,14 +273,18 @@ def _reach_bound(reach: Tensor, num_hops: int) -> Tensor:
     """
     num_nodes = reach.size(0)
     walks = torch.ones(num_nodes, 1, dtype=torch.float64, device=reach.device)
-    reach64 = torch.sparse_csr_tensor(reach.crow_indices(), reach.col_indices(),
-                                      reach.values().double(), reach.shape)
+    reach64 = torch.sparse_csr_tensor(
+        reach.crow_indices(),
+        reach.col_indices(),
+        reach.values().double(),
+        reach.shape,
+    )
     for _ in range(num_hops):
         walks = (reach64 @ walks).clamp(max=num_nodes)
     return walks.view(-1)
 
 
-def _chunks(bound: Tensor, max_entries: int) -> Iterator[Tuple[int, int]]:
+def _chunks(bound: Tensor, max_entries: int) -> Iterator[tuple[int, int]]:
     r"""Consecutive row ranges whose bounds sum to at most
     :obj:`max_entries` (or one row, if that row alone exceeds it).
     """
@@ -253,8 +292,7 @@ def _chunks(bound: Tensor, max_entries: int) -> Iterator[Tuple[int, int]]:
     start = 0
     while start < bound.numel():
         offset = float(total[start - 1]) if start > 0 else 0.0
-        end = int(torch.searchsorted(total, offset + max_entries,
-                                     right=True))
+        end = int(torch.searchsorted(total, offset + max_entries, right=True))
         end = max(end, start + 1)
         yield start, end
         start = end
@@ -263,7 +301,9 @@ def _chunks(bound: Tensor, max_entries: int) -> Iterator[Tuple[int, int]]:
 def _row_block(matrix: Tensor, start: int, end: int) -> Tensor:
     crow = matrix.crow_indices()
     lo, hi = int(crow[start]), int(crow[end])
-    return torch.sparse_csr_tensor(crow[start:end + 1] - lo,
-                                   matrix.col_indices()[lo:hi],
-                                   matrix.values()[lo:hi],
-                                   (end - start, matrix.size(1)))
+    return torch.sparse_csr_tensor(
+        crow[start : end + 1] - lo,
+        matrix.col_indices()[lo:hi],
+        matrix.values()[lo:hi],
+        (end - start, matrix.size(1)),
+    )

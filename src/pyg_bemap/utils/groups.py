@@ -1,16 +1,15 @@
 r"""Rule 1: validation of sensitive groups and of the graph they live on."""
-from typing import Optional, Tuple
 
 import torch
 from torch import Tensor
 
 
 def sensitive_groups(
-    sens: Optional[Tensor],
+    sens: Tensor | None,
     num_nodes: int,
-    num_groups: Optional[int] = None,
+    num_groups: int | None = None,
     name: str = 'sens',
-) -> Tuple[Tensor, int]:
+) -> tuple[Tensor, int]:
     r"""Checks a sensitive attribute and returns it as group ids.
 
     The sensitive attribute must be a 1-D tensor with one entry per node,
@@ -37,63 +36,80 @@ def sensitive_groups(
         raise ValueError(
             f"The sensitive attribute '{name}' is missing. Store one group id "
             f"per node in the graph (e.g. 'data.{name} = ...') or pass the "
-            f"name of the attribute that holds it")
+            f'name of the attribute that holds it'
+        )
     if not isinstance(sens, Tensor):
-        raise ValueError(f"The sensitive attribute '{name}' must be a "
-                         f"torch.Tensor (got {type(sens).__name__})")
+        raise ValueError(
+            f"The sensitive attribute '{name}' must be a "
+            f'torch.Tensor (got {type(sens).__name__})'
+        )
     if sens.dim() != 1 or sens.numel() != num_nodes:
         raise ValueError(
             f"The sensitive attribute '{name}' must be a 1-D tensor with one "
-            f"entry per node (expected shape [{num_nodes}], got "
-            f"{list(sens.shape)}); flatten it or select the right column")
+            f'entry per node (expected shape [{num_nodes}], got '
+            f'{list(sens.shape)}); flatten it or select the right column'
+        )
     if sens.is_complex():
-        raise ValueError(f"The sensitive attribute '{name}' must be real "
-                         f"(got dtype {sens.dtype})")
+        raise ValueError(
+            f"The sensitive attribute '{name}' must be real "
+            f'(got dtype {sens.dtype})'
+        )
     if sens.is_floating_point():
         if not bool(torch.isfinite(sens).all()):
             raise ValueError(
                 f"The sensitive attribute '{name}' holds NaN or infinite "
-                f"values; every node needs a known group (drop or impute the "
-                f"nodes whose group is unknown)")
+                f'values; every node needs a known group (drop or impute the '
+                f'nodes whose group is unknown)'
+            )
         if bool((sens != sens.round()).any()):
             raise ValueError(
                 f"The sensitive attribute '{name}' holds non-integral values; "
-                f"groups must be the integers 0..G-1 (binarise or bucket a "
-                f"continuous attribute first)")
+                f'groups must be the integers 0..G-1 (binarise or bucket a '
+                f'continuous attribute first)'
+            )
     sens = sens.to(torch.long)
     if num_nodes > 0 and int(sens.min()) < 0:
         raise ValueError(
             f"The sensitive attribute '{name}' holds negative values; groups "
-            f"must be the integers 0..G-1 (remap them, e.g. with "
-            f"'torch.unique(s, return_inverse=True)[1]')")
+            f'must be the integers 0..G-1 (remap them, e.g. with '
+            f"'torch.unique(s, return_inverse=True)[1]')"
+        )
     max_group = int(sens.max()) + 1 if num_nodes > 0 else 1
     if num_groups is None:
         num_groups = max_group
     elif num_groups < 1:
-        raise ValueError(f"'num_groups' must be a positive integer "
-                         f"(got {num_groups})")
+        raise ValueError(
+            f"'num_groups' must be a positive integer (got {num_groups})"
+        )
     elif max_group > num_groups:
         raise ValueError(
             f"The sensitive attribute '{name}' holds the group "
             f"{max_group - 1}, but 'num_groups' is {num_groups}; raise "
-            f"'num_groups' or remap the groups to 0..{num_groups - 1}")
+            f"'num_groups' or remap the groups to 0..{num_groups - 1}"
+        )
     return sens, int(num_groups)
 
 
-def check_edge_index(edge_index: Tensor, num_nodes: Optional[int]) -> int:
+def check_edge_index(edge_index: Tensor, num_nodes: int | None) -> int:
     r"""Checks that :obj:`edge_index` is a valid :obj:`[2, E]` integer tensor
     and returns the number of nodes (inferred when :obj:`num_nodes` is
     :obj:`None`).
     """
     if not isinstance(edge_index, Tensor):
-        raise ValueError(f"'edge_index' must be a torch.Tensor (got "
-                         f"{type(edge_index).__name__})")
+        raise ValueError(
+            f"'edge_index' must be a torch.Tensor (got "
+            f'{type(edge_index).__name__})'
+        )
     if edge_index.dim() != 2 or edge_index.size(0) != 2:
-        raise ValueError(f"'edge_index' must have shape [2, num_edges] "
-                         f"(got {list(edge_index.shape)})")
+        raise ValueError(
+            f"'edge_index' must have shape [2, num_edges] "
+            f'(got {list(edge_index.shape)})'
+        )
     if edge_index.dtype not in (torch.int64, torch.int32):
-        raise ValueError(f"'edge_index' must hold torch.long or torch.int "
-                         f"node ids (got {edge_index.dtype})")
+        raise ValueError(
+            f"'edge_index' must hold torch.long or torch.int "
+            f'node ids (got {edge_index.dtype})'
+        )
     if edge_index.numel() > 0:
         if int(edge_index.min()) < 0:
             raise ValueError("'edge_index' holds negative node ids")
@@ -103,16 +119,19 @@ def check_edge_index(edge_index: Tensor, num_nodes: Optional[int]) -> int:
         elif max_id >= num_nodes:
             raise ValueError(
                 f"'edge_index' refers to node {max_id}, but the graph has "
-                f"only {num_nodes} nodes")
+                f'only {num_nodes} nodes'
+            )
     return int(num_nodes or 0)
 
 
-def check_same_device(**tensors: Optional[Tensor]) -> None:
+def check_same_device(**tensors: Tensor | None) -> None:
     r"""Raises a :class:`ValueError` if the given tensors live on different
     devices.
     """
     devices = {name: t.device for name, t in tensors.items() if t is not None}
     if len(set(devices.values())) > 1:
         listing = ', '.join(f"'{k}' on {v}" for k, v in devices.items())
-        raise ValueError(f"All inputs must be on the same device (got "
-                         f"{listing}); move them with '.to(device)'")
+        raise ValueError(
+            f'All inputs must be on the same device (got '
+            f"{listing}); move them with '.to(device)'"
+        )

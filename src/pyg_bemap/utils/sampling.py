@@ -12,7 +12,8 @@ The work splits in three stages, so that a resample only does the random part:
 3. :func:`draw_edge_mask` (every training pass): one random key per sampled
    edge, a row-wise sort of every block, and a mask.
 """
-from typing import List, NamedTuple, Optional, Tuple
+
+from typing import NamedTuple
 
 import torch
 from torch import Tensor
@@ -29,6 +30,7 @@ DEGREE_EXPONENT = 0.75
 
 class EdgeGrouping(NamedTuple):
     r"""Non-self-loop edges sorted by (target node, group of the source)."""
+
     perm: Tensor  #: [E'] ids of the input edges, in segment order.
     segment: Tensor  #: [E'] segment key `target * G + group` of each.
     neighbour_count: Tensor  #: [N, G] neighbour entries per group.
@@ -37,16 +39,18 @@ class EdgeGrouping(NamedTuple):
 
 class SamplingPlan(NamedTuple):
     r"""Everything a resample needs that does not change between passes."""
+
     num_edges: int
     fixed_mask: Tensor  #: [E] edges kept in every sample.
     edge_id: Tensor  #: [S] input-edge ids of the sampled segments' edges.
-    key_scale: Optional[Tensor]  #: [S] 1 / weight, None for uniform.
-    keep: Tensor  #: [S] bool: row-wise sorted slot is kept.
-    blocks: List[Tuple[int, int, int]]  #: (offset, rows, size) per block.
+    key_scale: Tensor | None  #: [S] 1 / weight, None for uniform.
+    keep: Tensor  #: [S] whether each row-wise sorted slot is kept.
+    blocks: list[tuple[int, int, int]]  #: (offset, rows, size) per block.
 
 
-def group_edges(edge_index: Tensor, sens: Tensor,
-                num_groups: int) -> EdgeGrouping:
+def group_edges(
+    edge_index: Tensor, sens: Tensor, num_groups: int
+) -> EdgeGrouping:
     r"""Sorts the non-self-loop edges by target node and source group."""
     num_nodes = sens.numel()
     src, dst = edge_index[0].long(), edge_index[1].long()
@@ -54,14 +58,19 @@ def group_edges(edge_index: Tensor, sens: Tensor,
     src, dst = src[edge_id], dst[edge_id]
     segment = dst * num_groups + sens[src]
     segment, order = torch.sort(segment, stable=True)
-    neighbour_count = torch.bincount(segment, minlength=num_nodes *
-                                     num_groups).view(num_nodes, num_groups)
+    neighbour_count = torch.bincount(
+        segment, minlength=num_nodes * num_groups
+    ).view(num_nodes, num_groups)
     out_degree = torch.bincount(src, minlength=num_nodes)
     return EdgeGrouping(edge_id[order], segment, neighbour_count, out_degree)
 
 
-def fair_quotas(neighbour_count: Tensor, sens: Tensor, beta: float = 0.25,
-                min_keep: int = 4) -> Tensor:
+def fair_quotas(
+    neighbour_count: Tensor,
+    sens: Tensor,
+    beta: float = 0.25,
+    min_keep: int = 4,
+) -> Tensor:
     r"""Computes how many neighbours of every group each node keeps (rule 4).
 
     Let :math:`c_g` count the members of group :math:`g` in
@@ -100,8 +109,9 @@ def fair_quotas(neighbour_count: Tensor, sens: Tensor, beta: float = 0.25,
     return torch.where(one_group.view(-1, 1), own * kept.view(-1, 1), quota)
 
 
-def neighbour_weights(strategy: str, balance: Tensor,
-                      out_degree: Tensor) -> Optional[Tensor]:
+def neighbour_weights(
+    strategy: str, balance: Tensor, out_degree: Tensor
+) -> Tensor | None:
     r"""The weight of every node as a neighbour: its balance score
     (:obj:`'balance'`), :math:`\deg(j)^{3/4}` (:obj:`'degree'`, with
     :math:`\deg(j)` the non-self-loop edges leaving :math:`j`, its degree in
@@ -114,23 +124,32 @@ def neighbour_weights(strategy: str, balance: Tensor,
     return None
 
 
-def sampling_plan(edge_index: Tensor, grouping: EdgeGrouping, sens: Tensor,
-                  balance: Tensor, beta: float, min_keep: int,
-                  strategy: str) -> SamplingPlan:
+def sampling_plan(
+    edge_index: Tensor,
+    grouping: EdgeGrouping,
+    sens: Tensor,
+    balance: Tensor,
+    beta: float,
+    min_keep: int,
+    strategy: str,
+) -> SamplingPlan:
     r"""Precomputes the fixed part of every resample (see module docs)."""
     quota = fair_quotas(grouping.neighbour_count, sens, beta, min_keep)
     seg_quota = quota.view(-1)[grouping.segment]
     seg_size = grouping.neighbour_count.view(-1)[grouping.segment]
-    fixed_mask = torch.zeros(edge_index.size(1), dtype=torch.bool,
-                             device=edge_index.device)
+    fixed_mask = torch.zeros(
+        edge_index.size(1), dtype=torch.bool, device=edge_index.device
+    )
     fixed_mask[grouping.perm[seg_quota == seg_size]] = True
 
     partial = (seg_quota > 0) & (seg_quota < seg_size)
     segment, edge_id = grouping.segment[partial], grouping.perm[partial]
     size, quota_of = seg_size[partial], seg_quota[partial]
     # Lay segments out by size: segments of one size form a dense block.
-    order = torch.sort(size * (segment.max() + 1 if segment.numel() else 1) +
-                       segment, stable=True)[1]
+    order = torch.sort(
+        size * (segment.max() + 1 if segment.numel() else 1) + segment,
+        stable=True,
+    )[1]
     segment, edge_id = segment[order], edge_id[order]
     size, quota_of = size[order], quota_of[order]
     slot = torch.arange(segment.numel(), device=segment.device)
@@ -144,19 +163,25 @@ def sampling_plan(edge_index: Tensor, grouping: EdgeGrouping, sens: Tensor,
     key_scale = None
     if weight is not None:
         key_scale = 1.0 / weight[edge_index[0, edge_id].long()].float()
-    return SamplingPlan(edge_index.size(1), fixed_mask, edge_id, key_scale,
-                        keep, blocks)
+    return SamplingPlan(
+        edge_index.size(1), fixed_mask, edge_id, key_scale, keep, blocks
+    )
 
 
-def _blocks(size: Tensor) -> List[Tuple[int, int, int]]:
+def _blocks(size: Tensor) -> list[tuple[int, int, int]]:
     sizes, counts = torch.unique_consecutive(size, return_counts=True)
     offsets = torch.cumsum(counts, 0) - counts
-    return [(offset, count // n, n) for offset, count, n in zip(
-        offsets.tolist(), counts.tolist(), sizes.tolist())]
+    return [
+        (offset, count // n, n)
+        for offset, count, n in zip(
+            offsets.tolist(), counts.tolist(), sizes.tolist()
+        )
+    ]
 
 
-def draw_edge_mask(plan: SamplingPlan,
-                   generator: Optional[torch.Generator] = None) -> Tensor:
+def draw_edge_mask(
+    plan: SamplingPlan, generator: torch.Generator | None = None
+) -> Tensor:
     r"""Draws one fair neighbourhood for every node and returns the mask of
     kept input edges.
 
@@ -186,13 +211,18 @@ def check_sampling_args(beta: float, min_keep: int, strategy: str) -> None:
     r"""Raises a :class:`ValueError` for an invalid sampler setting."""
     if not (isinstance(beta, (int, float)) and 0.0 <= beta <= 1.0):
         raise ValueError(f"'beta' must be a number in [0, 1] (got {beta})")
-    if isinstance(min_keep, bool) or not isinstance(min_keep, int) \
-            or min_keep < 0:
-        raise ValueError(f"'min_keep' must be a non-negative integer "
-                         f"(got {min_keep})")
+    if (
+        isinstance(min_keep, bool)
+        or not isinstance(min_keep, int)
+        or min_keep < 0
+    ):
+        raise ValueError(
+            f"'min_keep' must be a non-negative integer (got {min_keep})"
+        )
     if strategy not in STRATEGIES:
-        raise ValueError(f"'strategy' must be one of {STRATEGIES} "
-                         f"(got '{strategy}')")
+        raise ValueError(
+            f"'strategy' must be one of {STRATEGIES} (got '{strategy}')"
+        )
 
 
 def check_balance(balance: Tensor, sens: Tensor) -> Tensor:
@@ -201,15 +231,20 @@ def check_balance(balance: Tensor, sens: Tensor) -> Tensor:
     """
     num_nodes = sens.numel()
     if not isinstance(balance, Tensor):
-        raise ValueError(f"'balance' must be a torch.Tensor (got "
-                         f"{type(balance).__name__})")
+        raise ValueError(
+            f"'balance' must be a torch.Tensor (got {type(balance).__name__})"
+        )
     if balance.device != sens.device:
-        raise ValueError(f"'balance' is on {balance.device} but the groups "
-                         f"are on {sens.device}; move them to one device")
+        raise ValueError(
+            f"'balance' is on {balance.device} but the groups "
+            f'are on {sens.device}; move them to one device'
+        )
     if balance.dim() != 1 or balance.numel() != num_nodes:
-        raise ValueError(f"'balance' must have shape [{num_nodes}] (got "
-                         f"{list(balance.shape)}); compute it with "
-                         f"BalanceAwareSampling or balance_score")
+        raise ValueError(
+            f"'balance' must have shape [{num_nodes}] (got "
+            f'{list(balance.shape)}); compute it with '
+            f'BalanceAwareSampling or balance_score'
+        )
     if not balance.is_floating_point():
         balance = balance.to(torch.get_default_dtype())
     if num_nodes > 0 and not bool(((balance > 0) & balance.isfinite()).all()):
@@ -222,14 +257,14 @@ def balanced_edge_sample(
     sens: Tensor,
     balance: Tensor,
     *,
-    num_nodes: Optional[int] = None,
-    num_groups: Optional[int] = None,
+    num_nodes: int | None = None,
+    num_groups: int | None = None,
     beta: float = 0.25,
     min_keep: int = 4,
     strategy: str = 'balance',
     training: bool = True,
-    generator: Optional[torch.Generator] = None,
-) -> Tuple[Tensor, Tensor]:
+    generator: torch.Generator | None = None,
+) -> tuple[Tensor, Tensor]:
     r"""Samples a fair neighbourhood for every node, as in the `"BeMap:
     Balanced Message Passing for Fair Graph Neural Network"
     <https://arxiv.org/abs/2306.04107>`_ paper, shaped like
@@ -277,10 +312,12 @@ def balanced_edge_sample(
     sens, num_groups = sensitive_groups(sens, num_nodes, num_groups)
     balance = check_balance(balance, sens)
     if not training:
-        return edge_index, edge_index.new_ones(edge_index.size(1),
-                                               dtype=torch.bool)
+        return edge_index, edge_index.new_ones(
+            edge_index.size(1), dtype=torch.bool
+        )
     grouping = group_edges(edge_index, sens, num_groups)
-    plan = sampling_plan(edge_index, grouping, sens, balance, beta, min_keep,
-                         strategy)
+    plan = sampling_plan(
+        edge_index, grouping, sens, balance, beta, min_keep, strategy
+    )
     mask = draw_edge_mask(plan, generator)
     return edge_index[:, mask], mask
