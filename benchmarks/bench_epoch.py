@@ -1,6 +1,7 @@
 r"""Fairness at the price of a vanilla epoch: one training step (forward and
 backward) of a 2-layer GCN, vanilla and BeMap(sym), with the graph as an edge
-list and as a sparse adjacency, measured in one run.
+list and as a sparse adjacency, with PyG's GCNConv and with FusedGCNConv,
+measured in one run.
 
     python benchmarks/bench_epoch.py [--threads 1] [--nodes 67797]
 """
@@ -14,14 +15,24 @@ from torch_geometric.typing import WITH_TORCH_SPARSE, SparseTensor
 
 from pyg_bemap import BalanceAwareSampling, BeMapGCN
 from pyg_bemap.datasets import biased_sbm, load_nba
+from pyg_bemap.nn.fused import FusedGCNConv
 
 
-def two_layer_gcn(in_channels, layout=None):
+class FusedGCN(GCN):
+    def init_conv(self, in_channels, out_channels, **kwargs):
+        return FusedGCNConv(in_channels, out_channels, **kwargs)
+
+
+class FusedBeMapGCN(BeMapGCN, FusedGCN):  # BeMapConv(FusedGCNConv(...))
+    pass
+
+
+def two_layer_gcn(in_channels, layout=None, fused=False):
     if layout is None:
-        return GCN(in_channels, 128, num_layers=2, out_channels=2)
-    return BeMapGCN(
-        in_channels, 128, num_layers=2, out_channels=2, layout=layout
-    )
+        model = FusedGCN if fused else GCN
+        return model(in_channels, 128, num_layers=2, out_channels=2)
+    model = FusedBeMapGCN if fused else BeMapGCN
+    return model(in_channels, 128, num_layers=2, out_channels=2, layout=layout)
 
 
 def step_time(model, data, graph, repeat):
@@ -41,23 +52,28 @@ def measure(name, data, repeat):
     data = BalanceAwareSampling()(data)
     n = data.num_nodes
     plain = data.edge_index.as_tensor()
-    cases = [('vanilla, edge_index', None, plain)]
+    cases = [('vanilla, edge_index', None, plain, False)]
     if WITH_TORCH_SPARSE:
         adj_t = SparseTensor(row=plain[1], col=plain[0], sparse_sizes=(n, n))
-        cases.append(('vanilla, SparseTensor', None, adj_t))
+        cases.append(('vanilla, SparseTensor', None, adj_t, False))
     cases += [
-        ('BeMap(sym), edge_index', 'edge_index', data.edge_index),
-        ('BeMap(sym), sparse (auto)', 'auto', data.edge_index),
+        ('BeMap(sym), edge_index', 'edge_index', data.edge_index, False),
+        ('BeMap(sym), sparse (auto)', 'auto', data.edge_index, False),
     ]
+    if WITH_TORCH_SPARSE:
+        cases += [
+            ('vanilla, SparseTensor, fused', None, adj_t, True),
+            ('BeMap(sym), auto, fused', 'auto', data.edge_index, True),
+        ]
     print(f'\n{name}: {n:,} nodes, {plain.size(1):,} directed edges')
     base = None
-    for label, layout, graph in cases:
+    for label, layout, graph, fused in cases:
         torch.manual_seed(0)
-        model = two_layer_gcn(data.num_features, layout)
+        model = two_layer_gcn(data.num_features, layout, fused)
         t = step_time(model, data, graph, repeat)
         base = base or t
         print(
-            f'  {label:<28}{t * 1e3:9.1f} ms   {t / base:5.2f}x vanilla '
+            f'  {label:<31}{t * 1e3:9.1f} ms   {t / base:5.2f}x vanilla '
             f'edge_index'
         )
 

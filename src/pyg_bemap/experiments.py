@@ -112,13 +112,13 @@ class NodeClassifier(torch.nn.Module):
 
 def fast_graph(data: Data, backbone: str) -> Any:
     r"""The full graph in the fastest layout the backbone takes: a
-    transposed sparse adjacency for
-    :class:`~pyg_bemap.nn.fused.FusedGCNConv` (a
+    transposed sparse adjacency, whose sparse products avoid materialising
+    one message per edge, for :class:`~pyg_bemap.nn.fused.FusedGCNConv` (a
     :class:`torch_sparse.SparseTensor` when installed, else a
-    :obj:`torch.sparse` CSR tensor) and for
-    :class:`~pyg_bemap.nn.fused.FusedGATConv` (with :obj:`torch_sparse`
-    only), whose sparse products avoid materialising one message per edge;
-    the edge list otherwise.
+    :obj:`torch.sparse` CSR tensor) and, with :obj:`torch_sparse`, for
+    :class:`~pyg_bemap.nn.fused.FusedGATConv`; the edge list for
+    :class:`~pyg_bemap.RowNormConv`, which aggregates the narrower side of
+    its linear map.
     """
     edge_index = data.edge_index
     if isinstance(edge_index, BeMapEdgeIndex):

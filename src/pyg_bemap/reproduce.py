@@ -109,6 +109,7 @@ def _execute(
             bar.set_postfix_str(' '.join(map(str, run)))
             yield run, _run_one(root, run, hyper, epochs.update)
             bar.update()
+        _worker_data.clear()  # this process was the worker
         return
     context = multiprocessing.get_context('spawn')
     done = context.Value('q', 0)

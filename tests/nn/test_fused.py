@@ -122,3 +122,62 @@ def test_bemap_picks_the_sparse_path_with_the_same_result():
         out = conv(data.x, data.edge_index)
         outs.append(out)
     torch.testing.assert_close(outs[0], outs[1], rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.skipif(not WITH_TORCH_SPARSE, reason='needs torch-sparse')
+def test_normalisation_is_reused_per_mode_for_the_same_graph(monkeypatch):
+    import torch_geometric.nn.conv.gcn_conv as gcn_module
+
+    calls = []
+    original = gcn_module.gcn_norm
+
+    def counting_norm(*args, **kwargs):
+        calls.append(1)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(gcn_module, 'gcn_norm', counting_norm)
+    x, edge_index = graph()
+    torch.manual_seed(0)
+    reference, fused = GCNConv(8, 6), FusedGCNConv(8, 6)
+    fused.load_state_dict(reference.state_dict())
+    full = transposed_adjacency(edge_index, x.size(0))
+    expected = reference(x, edge_index)
+    calls.clear()
+    for _ in range(3):  # alternating modes, as in training with evaluation
+        fused.train()
+        sample = transposed_adjacency(edge_index[:, ::2], x.size(0))
+        fused(x, sample)
+        fused.eval()
+        torch.testing.assert_close(fused(x, full), expected)
+    assert len(calls) == 3 + 1  # every new sample, the full graph once
+    fused.reset_parameters()
+    fused(x, full)
+    assert len(calls) == 5
+
+
+@pytest.mark.skipif(not WITH_TORCH_SPARSE, reason='needs torch-sparse')
+def test_gat_adds_self_loops_once_per_mode_for_the_same_graph(monkeypatch):
+    import torch_sparse
+
+    calls = []
+    original = torch_sparse.set_diag
+
+    def counting_set_diag(*args, **kwargs):
+        calls.append(1)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(torch_sparse, 'set_diag', counting_set_diag)
+    x, edge_index = graph()
+    torch.manual_seed(0)
+    reference, fused = GATConv(8, 6, heads=2), FusedGATConv(8, 6, heads=2)
+    fused.load_state_dict(reference.state_dict())
+    full = transposed_adjacency(edge_index, x.size(0))
+    reference.eval()
+    expected = reference(x, edge_index)
+    for _ in range(3):
+        fused.train()
+        fused(x, full).sum().backward()
+        fused.eval()
+        torch.testing.assert_close(fused(x, full), expected)
+    assert len(calls) == 2  # once in training, once in evaluation
+    assert fused.add_self_loops
