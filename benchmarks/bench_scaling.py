@@ -4,16 +4,18 @@ run: the transform's time and peak extra memory (exact and walk counting),
 one resample and its throughput and peak extra memory, one training step
 of a 2-layer GCN (128 hidden, forward and backward, edge list), and the peak
 memory of exact counting against its budget. Memory is the kernel's
-resident-memory high-water mark (Linux), with glibc's mmap threshold fixed
-so that freed tensors leave the process at once (the script re-executes
-itself with MALLOC_MMAP_THRESHOLD_ set).
+resident-memory high-water mark (Linux), measured in a child process with
+glibc's mmap threshold fixed (MALLOC_MMAP_THRESHOLD_) so that freed tensors
+leave the process at once; times are measured with the default allocator.
 
     python benchmarks/bench_scaling.py [--sizes 1 4 16] [--budget-mib 256]
 """
 
 import argparse
 import ctypes
+import json
 import os
+import subprocess
 import sys
 import time
 
@@ -67,33 +69,50 @@ def fixed_counting_bytes(num_nodes, num_edges, num_groups=2):
     )
 
 
-def run(million_edges, budget):
+def graph(million_edges):
     num_nodes = int(million_edges * 1e6 / 20)
-    data = biased_sbm(num_nodes, avg_degree=20.0, num_features=16)
-    edges = data.edge_index.size(1)
+    return biased_sbm(num_nodes, avg_degree=20.0, num_features=16)
+
+
+def memory_probe(million_edges, budget):
+    r"""Peak extra memory of each step; runs in its own process, with the
+    fixed mmap threshold (which slows big allocations, so no timing here)."""
+    data = graph(million_edges)
+    edges, nodes = data.edge_index.size(1), data.num_nodes
     edge_bytes = data.edge_index.numel() * data.edge_index.element_size()
-    row = {'edges': edges, 'nodes': num_nodes}
+    row = {}
     with PeakMemory() as peak:
         hop_group_counts(data.edge_index, data.s, memory_budget=budget)
     row['counting_mib'] = peak.extra / 2**20
-    row['allowed_mib'] = (
-        budget + fixed_counting_bytes(num_nodes, edges)
-    ) / 2**20
+    row['allowed_mib'] = (budget + fixed_counting_bytes(nodes, edges)) / 2**20
     for counting in ('exact', 'walks'):
         transform = BalanceAwareSampling(
             counting=counting, memory_budget=budget
         )
         with PeakMemory() as peak:
-            start = time.perf_counter()
             prepared = transform(data)
-            row[f'{counting}_s'] = time.perf_counter() - start
         row[f'{counting}_mib'] = peak.extra / 2**20
-    plain = prepared.edge_index.as_tensor()
     _, resample = resampler(prepared)
     resample()
     with PeakMemory() as peak:
         resample()
     row['resample_extra_x'] = peak.extra / edge_bytes
+    return row
+
+
+def timings(million_edges, budget):
+    data = graph(million_edges)
+    row = {'edges': data.edge_index.size(1), 'nodes': data.num_nodes}
+    for counting in ('exact', 'walks'):
+        transform = BalanceAwareSampling(
+            counting=counting, memory_budget=budget
+        )
+        start = time.perf_counter()
+        prepared = transform(data)
+        row[f'{counting}_s'] = time.perf_counter() - start
+    plain = prepared.edge_index.as_tensor()
+    _, resample = resampler(prepared)
+    resample()
     row['resample_s'] = median_time(resample, 5)
     model = GCN(16, 128, num_layers=2, out_channels=2)
 
@@ -107,10 +126,28 @@ def run(million_edges, budget):
     return row
 
 
+def run(million_edges, budget_mib):
+    row = timings(million_edges, budget_mib * 2**20)
+    env = dict(os.environ, MALLOC_MMAP_THRESHOLD_=MMAP_THRESHOLD)
+    probe = subprocess.run(
+        [
+            sys.executable,
+            __file__,
+            '--memory-probe',
+            str(million_edges),
+            '--budget-mib',
+            str(budget_mib),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    row.update(json.loads(probe.stdout.splitlines()[-1]))
+    return row
+
+
 def main():
-    if os.environ.get('MALLOC_MMAP_THRESHOLD_') != MMAP_THRESHOLD:
-        env = dict(os.environ, MALLOC_MMAP_THRESHOLD_=MMAP_THRESHOLD)
-        os.execve(sys.executable, [sys.executable] + sys.argv, env)
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument(
         '--sizes',
@@ -120,8 +157,17 @@ def main():
         help='millions of directed edges',
     )
     parser.add_argument('--budget-mib', type=int, default=256)
+    parser.add_argument(
+        '--memory-probe', type=float, default=None, help=argparse.SUPPRESS
+    )
     args = parser.parse_args()
-    budget = args.budget_mib * 2**20
+    if args.memory_probe is not None:
+        print(
+            json.dumps(
+                memory_probe(args.memory_probe, args.budget_mib * 2**20)
+            )
+        )
+        return
     print(
         f'torch {torch.__version__}, {torch.get_num_threads()} threads, '
         f'exact-counting budget {args.budget_mib} MiB; memory = peak '
@@ -134,7 +180,7 @@ def main():
     )
     rows = []
     for size in args.sizes:
-        r = run(size, budget)
+        r = run(size, args.budget_mib)
         rows.append(r)
         print(
             f'{r["edges"]:>11,} {r["exact_s"]:>8.2f} {r["exact_mib"]:>10.0f} '

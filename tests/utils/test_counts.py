@@ -5,7 +5,7 @@ from hypothesis import strategies as st
 
 import pyg_bemap.utils.counts as counts_module
 from pyg_bemap.utils.counts import (
-    _chunks,
+    _chunk_end,
     _reach_bound,
     _reach_matrix,
     balance_score,
@@ -75,12 +75,37 @@ def test_exact_counts_are_independent_of_memory_budget(budget):
 
 def test_chunks_respect_the_budget():
     bound = torch.tensor([3.0, 5.0, 2.0, 9.0, 1.0, 1.0, 12.0, 2.0])
-    chunks = list(_chunks(bound, 10))
-    assert chunks[0][0] == 0 and chunks[-1][1] == 8
-    assert all(a[1] == b[0] for a, b in zip(chunks, chunks[1:]))
+    total = bound.cumsum(0)
+    chunks, start = [], 0
+    while start < 8:
+        end = _chunk_end(total, start, 10)
+        chunks.append((start, end))
+        start = end
     for start, end in chunks:
         assert bound[start:end].sum() <= 10 or end == start + 1
     assert chunks == [(0, 3), (3, 5), (5, 6), (6, 7), (7, 8)]
+
+
+def test_unfreed_csr_memory_moves_the_rest_to_the_coo_product(monkeypatch):
+    data = random_graph(60, 500, 2, seed=8)
+    expected = hop_group_counts(data.edge_index, data.s, num_hops=3)
+    products = []
+    original = counts_module._product
+
+    def spy(block, reach, csr):
+        products.append(csr)
+        return original(block, reach, csr)
+
+    monkeypatch.setattr(counts_module, '_product', spy)
+    # A budget the unfreed CSR memory exhausts after a few chunks.
+    got = hop_group_counts(
+        data.edge_index, data.s, num_hops=3, memory_budget=4000
+    )
+    assert torch.equal(got, expected)
+    if counts_module._csr_product_available(torch.zeros(1, 1)):
+        assert products[0] and not products[-1]
+        switch = products.index(False)
+        assert not any(products[switch:])
 
 
 def test_reach_bound_is_an_upper_bound():

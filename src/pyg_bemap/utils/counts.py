@@ -1,7 +1,6 @@
 r"""Rules 2 and 3: group counts within :math:`L` hops and balance scores."""
 
 import warnings
-from collections.abc import Iterator
 
 import torch
 from torch import Tensor
@@ -15,10 +14,15 @@ from pyg_bemap.utils.groups import (
 DEFAULT_MEMORY_BUDGET = 256 * 2**20  # bytes
 COUNTING_MODES = ('exact', 'walks')
 
-# Bytes of working memory per reached (node, node) pair of a chunk: the
-# product's int64 column and float32 value, the next product while it is being
-# formed, and the int64 row ids and group keys of the final count.
-_BYTES_PER_ENTRY = 48
+# Bytes of working memory per reached (node, node) pair of a chunk, counted by
+# its walk bound: the product (int64 indices, float32 values, and the sort of
+# the COO product), the int64 row ids and group keys of the count. Measured at
+# most 48 (benchmarks/bench_scaling.py); 64 leaves a margin.
+_BYTES_PER_ENTRY = 64
+# torch's MKL-based CSR @ CSR product on the CPU (torch 2.13) never frees about
+# 8 bytes per output entry. That memory counts against the budget: the fast
+# CSR product runs while the budget has room for it, the COO product after.
+_CSR_UNFREED_BYTES = 8
 # Tests switch this off to exercise the portable COO product.
 _USE_CSR_PRODUCT = True
 
@@ -64,15 +68,19 @@ def hop_group_counts(
     :obj:`edge_index[1]`). The reached sets are the non-zero patterns of the
     rows of :math:`(\mathbf{A} + \mathbf{I})^L`, formed by sparse products
     over chunks of target nodes. A chunk's rows are chosen so that their
-    walk counts (an upper bound of the nodes they reach) times 48 bytes, the
-    estimated working memory per reached pair, stay within
+    walk counts (an upper bound of the nodes they reach) times 64 bytes, the
+    working memory per reached pair with a margin, stay within
     :obj:`memory_budget`; a single node whose bound alone exceeds the budget
-    forms a chunk of its own. The budget bounds the tensors of one chunk; it
-    leaves out the graph's own CSR and walk bounds, the output, and buffers
-    that the sparse library and the C allocator keep after use, so the
-    process's resident memory grows by more (measured by
-    :obj:`benchmarks/bench_scaling.py`: 464 MiB for 1M edges and 826 MiB for
-    4M edges with the default 256 MiB budget, whole transform included).
+    forms a chunk of its own. On the CPU, torch's MKL-based CSR product never
+    frees about 8 bytes per entry it outputs (torch 2.13); that memory is
+    counted against the budget, and once it fills three quarters of it, the
+    remaining chunks use the slower portable COO product, which frees
+    everything. The budget leaves out the graph's CSRs, the walk bounds and
+    the output, which live for the whole call, and the sort that builds the
+    CSRs (about 56 bytes per edge). Measured peaks above the starting
+    resident memory (:obj:`benchmarks/bench_scaling.py`, default 256 MiB
+    budget): 247 MiB for 1M edges, 384 MiB for 4M edges and 910 MiB for 16M
+    edges.
 
     With :obj:`counting='walks'` (a cheaper approximation for huge graphs) the
     count is the number of walks of length at most :math:`L` that end in
@@ -209,11 +217,23 @@ def _chunked_reach_counts(
 ) -> Tensor:
     reach = _reach_matrix(ptr, col)
     bound = _reach_bound(reach, num_hops)
-    max_entries = max(1, memory_budget // _BYTES_PER_ENTRY)
-    for start, end in _chunks(bound, max_entries):
+    total = bound.cumsum(0)
+    leaks = _csr_product_leaks(reach)
+    unfreed, start = 0, 0
+    while start < bound.numel():
+        room = memory_budget - unfreed
+        csr = _csr_product_available(reach) and (
+            not leaks or room >= memory_budget // 4
+        )
+        per_entry = _BYTES_PER_ENTRY + (
+            _CSR_UNFREED_BYTES if csr and leaks else 0
+        )
+        end = _chunk_end(total, start, max(1, room // per_entry))
         block = _row_block(reach, start, end)
         for _ in range(num_hops - 1):
-            block = _product(block, reach)
+            block = _product(block, reach, csr)
+            if csr and leaks:
+                unfreed += _CSR_UNFREED_BYTES * block.values().numel()
         row = torch.repeat_interleave(
             torch.arange(end - start, device=ptr.device),
             block.crow_indices().diff(),
@@ -222,23 +242,29 @@ def _chunked_reach_counts(
         count[start:end] = torch.bincount(
             row * num_groups + member, minlength=(end - start) * num_groups
         ).view(-1, num_groups)
+        start = end
     return count
 
 
-def _product(block: Tensor, reach: Tensor) -> Tensor:
+def _csr_product_available(reach: Tensor) -> bool:
+    return _USE_CSR_PRODUCT and (
+        reach.device.type != 'cpu' or torch.backends.mkl.is_available()
+    )
+
+
+def _csr_product_leaks(reach: Tensor) -> bool:
+    return reach.device.type == 'cpu'
+
+
+def _product(block: Tensor, reach: Tensor, csr: bool) -> Tensor:
     r"""The non-zero pattern of :obj:`block @ reach` as a CSR matrix of
-    ones. CSR products need MKL on the CPU; other builds take the portable
-    COO product.
+    ones, by the CSR product (MKL on the CPU) or the portable COO product.
     """
-    if (
-        reach.device.type == 'cpu'
-        and not torch.backends.mkl.is_available()
-        or not _USE_CSR_PRODUCT
-    ):
+    if csr:
+        out = block @ reach
+    else:
         out = torch.sparse.mm(block.to_sparse_coo(), reach.to_sparse_coo())
         out = out.coalesce().to_sparse_csr()
-    else:
-        out = block @ reach
     return torch.sparse_csr_tensor(
         out.crow_indices(),
         out.col_indices(),
@@ -284,18 +310,14 @@ def _reach_bound(reach: Tensor, num_hops: int) -> Tensor:
     return walks.view(-1)
 
 
-def _chunks(bound: Tensor, max_entries: int) -> Iterator[tuple[int, int]]:
-    r"""Consecutive row ranges whose bounds sum to at most
-    :obj:`max_entries` (or one row, if that row alone exceeds it).
+def _chunk_end(total: Tensor, start: int, max_entries: int) -> int:
+    r"""The end of the row range from :obj:`start` whose bounds (cumulated in
+    :obj:`total`) sum to at most :obj:`max_entries`, or of one row if that
+    row alone exceeds it.
     """
-    total = bound.cumsum(0)
-    start = 0
-    while start < bound.numel():
-        offset = float(total[start - 1]) if start > 0 else 0.0
-        end = int(torch.searchsorted(total, offset + max_entries, right=True))
-        end = max(end, start + 1)
-        yield start, end
-        start = end
+    offset = float(total[start - 1]) if start > 0 else 0.0
+    end = int(torch.searchsorted(total, offset + max_entries, right=True))
+    return max(end, start + 1)
 
 
 def _row_block(matrix: Tensor, start: int, end: int) -> Tensor:
