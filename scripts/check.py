@@ -41,12 +41,16 @@ def main() -> int:
     results['docs'], _ = run(
         'docs', [*sphinx, '-b', 'html', 'docs', 'docs/_build/html']
     )
-    ok, out = run(
+    ok, _ = run(
         'doc snippets',
         [*sphinx, '-b', 'doctest', 'docs', 'docs/_build/doctest'],
     )
     results['docs'] = results['docs'] and ok
-    snippets = re.search(r'(\d+) tests', out)
+    snippets = re.search(
+        r'^\s+(\d+) tests$',
+        _read('docs/_build/doctest/output.txt'),
+        re.MULTILINE,
+    )
     results['pytest'], out = run(
         'tests',
         [

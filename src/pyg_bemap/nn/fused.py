@@ -2,9 +2,10 @@ r"""Drop-in :class:`~torch_geometric.nn.conv.GCNConv` and
 :class:`~torch_geometric.nn.conv.GATConv` whose sparse-adjacency path is one
 CSR product per layer, forward and backward.
 
-PyG's sparse path for :class:`GCNConv` transposes the adjacency (a sort of
-all edges) in every backward pass, and :class:`GATConv` has no sparse path:
-it materialises one message per edge and channel. Here both run
+PyG's sparse path for :class:`~torch_geometric.nn.conv.GCNConv` transposes
+the adjacency (a sort of all edges) in every backward pass, and
+:class:`~torch_geometric.nn.conv.GATConv` has no sparse path: it materialises
+one message per edge and channel. Here both run
 :func:`csr_matmul`, whose backward reuses the transpose cached by
 :class:`torch_sparse.SparseTensor` and computes attention gradients with a
 sampled dense-dense product, so no :math:`|\mathcal{E}| \times F` tensor is
@@ -148,7 +149,8 @@ class FusedGCNConv(GCNConv):
     object comes back (a :class:`SparseTensor` is immutable): wrapped in a
     :class:`~pyg_bemap.BeMapConv`, it normalises a new sample on every
     training pass but the full graph only once for all evaluations. Same
-    arguments, parameters and outputs as :class:`GCNConv`."""
+    arguments, parameters and outputs as
+    :class:`~torch_geometric.nn.conv.GCNConv`."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
