@@ -221,7 +221,8 @@ def _chunked_reach_counts(
     leaks = _csr_product_leaks(reach)
     unfreed, start = 0, 0
     while start < bound.numel():
-        room = memory_budget - unfreed
+        # (a row bigger than the budget may overdraw it: keep working)
+        room = max(memory_budget - unfreed, memory_budget // 8)
         csr = _csr_product_available(reach) and (
             not leaks or room >= memory_budget // 4
         )
