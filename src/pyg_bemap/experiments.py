@@ -50,7 +50,7 @@ class Hyper:
     lr: float = 1e-3
     weight_decay: float = 1e-5
     epochs: int = 200
-    patience: int = 50
+    patience: int = 100
     beta: float = 0.25
     min_keep: int = 4
 
