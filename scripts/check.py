@@ -63,15 +63,15 @@ def main() -> int:
             *sys.argv[1:],
         ],
     )
-    counts = re.findall(r'(\d+) (passed|failed|skipped|errors?)', out)
+    final = re.findall(r'^=+ (.*) in [\d.]+s', out, re.MULTILINE)
+    counts = re.findall(
+        r'(\d+) (passed|failed|skipped|errors?)', final[-1] if final else ''
+    )
     coverage = re.search(r'^TOTAL\s.*\s(\d+(?:\.\d+)?)%', out, re.MULTILINE)
 
     summary = [
         'tests '
-        + (
-            ', '.join(f'{n} {what}' for n, what in counts[-4:])
-            or 'did not run'
-        ),
+        + (', '.join(f'{n} {what}' for n, what in counts) or 'did not run'),
         'docs '
         + ('built' if results['docs'] else 'FAILED')
         + (f' ({snippets.group(1)} snippets run)' if snippets else ''),
