@@ -38,6 +38,18 @@ def graph(num_nodes=40, num_edges=300, seed=0):
     return torch.randn(num_nodes, 8, generator=gen), edge_index
 
 
+def count_calls(monkeypatch, module, name):
+    r"""Replaces :obj:`module.name` by a wrapper that records each call."""
+    calls, original = [], getattr(module, name)
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, counted)
+    return calls
+
+
 def run(conv, x, graph):
     x = x.clone().requires_grad_()
     out = conv(x, graph)
@@ -128,14 +140,7 @@ def test_bemap_picks_the_sparse_path_with_the_same_result():
 def test_normalisation_is_reused_per_mode_for_the_same_graph(monkeypatch):
     import torch_geometric.nn.conv.gcn_conv as gcn_module
 
-    calls = []
-    original = gcn_module.gcn_norm
-
-    def counting_norm(*args, **kwargs):
-        calls.append(1)
-        return original(*args, **kwargs)
-
-    monkeypatch.setattr(gcn_module, 'gcn_norm', counting_norm)
+    calls = count_calls(monkeypatch, gcn_module, 'gcn_norm')
     x, edge_index = graph()
     torch.manual_seed(0)
     reference, fused = GCNConv(8, 6), FusedGCNConv(8, 6)
@@ -159,14 +164,7 @@ def test_normalisation_is_reused_per_mode_for_the_same_graph(monkeypatch):
 def test_gat_adds_self_loops_once_per_mode_for_the_same_graph(monkeypatch):
     import torch_sparse
 
-    calls = []
-    original = torch_sparse.set_diag
-
-    def counting_set_diag(*args, **kwargs):
-        calls.append(1)
-        return original(*args, **kwargs)
-
-    monkeypatch.setattr(torch_sparse, 'set_diag', counting_set_diag)
+    calls = count_calls(monkeypatch, torch_sparse, 'set_diag')
     x, edge_index = graph()
     torch.manual_seed(0)
     reference, fused = GATConv(8, 6, heads=2), FusedGATConv(8, 6, heads=2)
