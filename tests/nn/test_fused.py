@@ -50,6 +50,15 @@ def count_calls(monkeypatch, module, name):
     return calls
 
 
+def matched(name):
+    r"""PyG's layer and the fused one of :obj:`PAIRS[name]`, same weights."""
+    make_reference, make_fused = PAIRS[name]
+    torch.manual_seed(0)
+    reference, fused = make_reference(), make_fused()
+    fused.load_state_dict(reference.state_dict())
+    return reference, fused
+
+
 def run(conv, x, graph):
     x = x.clone().requires_grad_()
     out = conv(x, graph)
@@ -60,12 +69,8 @@ def run(conv, x, graph):
 @pytest.mark.skipif(not WITH_TORCH_SPARSE, reason='needs torch-sparse')
 @pytest.mark.parametrize('name', list(PAIRS))
 def test_outputs_and_gradients_equal_pygs(name):
-    make_reference, make_fused = PAIRS[name]
     x, edge_index = graph()
-    torch.manual_seed(0)
-    reference = make_reference()
-    fused = make_fused()
-    fused.load_state_dict(reference.state_dict())
+    reference, fused = matched(name)
     expected = run(reference, x, edge_index)
     adj = transposed_adjacency(edge_index, x.size(0))
     for _ in range(2):  # the second call reuses caches (cached GCN, CSC)
@@ -100,12 +105,8 @@ def test_csr_matmul_gradients_match_a_dense_product():
 
 @pytest.mark.parametrize('name', ['gcn', 'gat-2-heads'])
 def test_torch_sparse_inputs_equal_pygs(name):
-    make_reference, make_fused = PAIRS[name]
     x, edge_index = graph()
-    torch.manual_seed(0)
-    reference = make_reference()
-    fused = make_fused()
-    fused.load_state_dict(reference.state_dict())
+    reference, fused = matched(name)
     expected = run(reference, x, edge_index)
     adj = to_torch_csr_tensor(edge_index.flip(0), size=(x.size(0),) * 2)
     got = run(fused, x, adj)
