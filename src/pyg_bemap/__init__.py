@@ -15,6 +15,7 @@ from pyg_bemap.transforms import AttachBeMap, BalanceAwareSampling
 from pyg_bemap.utils import (
     balance_score,
     balanced_edge_sample,
+    exact_counting_memory,
     fair_quotas,
     hop_group_counts,
 )
@@ -39,6 +40,7 @@ __all__ = [
     'attach_bemap',
     'balance_score',
     'balanced_edge_sample',
+    'exact_counting_memory',
     'fair_quotas',
     'fairness_report',
     'get_bemap',

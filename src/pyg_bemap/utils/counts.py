@@ -1,7 +1,5 @@
 r"""Rules 2 and 3: group counts within :math:`L` hops and balance scores."""
 
-import warnings
-
 import torch
 from torch import Tensor
 
@@ -14,17 +12,11 @@ from pyg_bemap.utils.groups import (
 DEFAULT_MEMORY_BUDGET = 256 * 2**20  # bytes
 COUNTING_MODES = ('exact', 'walks')
 
-# Bytes of working memory per reached (node, node) pair of a chunk, counted by
-# its walk bound: the product (int64 indices, float32 values, and the sort of
-# the COO product), the int64 row ids and group keys of the count. Measured at
-# most 48 (benchmarks/bench_scaling.py); 64 leaves a margin.
-_BYTES_PER_ENTRY = 64
-# torch's MKL-based CSR @ CSR product on the CPU (torch 2.13) never frees about
-# 8 bytes per output entry. That memory counts against the budget: the fast
-# CSR product runs while the budget has room for it, the COO product after.
-_CSR_UNFREED_BYTES = 8
-# Tests switch this off to exercise the portable COO product.
-_USE_CSR_PRODUCT = True
+# Working memory per walk of a chunk (its bound on the nodes reached), in
+# index elements: the expanded keys, the gathers that build them and their
+# distinct values, about 4 (benchmarks/bench_scaling.py); 5 leaves a margin.
+_ELEMENTS_PER_WALK = 5
+_INT32_MAX = 2**31 - 1
 
 
 def in_neighbour_csr(
@@ -67,20 +59,17 @@ def hop_group_counts(
     :math:`i` (messages flow from :obj:`edge_index[0]` to
     :obj:`edge_index[1]`). The reached sets are the non-zero patterns of the
     rows of :math:`(\mathbf{A} + \mathbf{I})^L`, formed by sparse products
-    over chunks of target nodes. A chunk's rows are chosen so that their
-    walk counts (an upper bound of the nodes they reach) times 64 bytes, the
-    working memory per reached pair with a margin, stay within
-    :obj:`memory_budget`; a single node whose bound alone exceeds the budget
-    forms a chunk of its own. On the CPU, torch's MKL-based CSR product never
-    frees about 8 bytes per entry it outputs (torch 2.13); that memory is
-    counted against the budget, and once it fills three quarters of it, the
-    remaining chunks use the slower portable COO product, which frees
-    everything. The budget leaves out the graph's CSRs, the walk bounds and
-    the output, which live for the whole call, and the sort that builds the
-    CSRs (about 56 bytes per edge). Measured peaks above the starting
-    resident memory (:obj:`benchmarks/bench_scaling.py`, default 256 MiB
-    budget): 247 MiB for 1M edges, 384 MiB for 4M edges and 910 MiB for 16M
-    edges.
+    over chunks of target nodes: each entry of a chunk's rows expands into a
+    row of :math:`\mathbf{A} + \mathbf{I}` and one sort makes the walks of a
+    row distinct. A chunk's rows are chosen so that their walk counts (an
+    upper bound of the nodes they reach) times 20 bytes (40 on graphs with
+    :math:`2^{31}` entries or more), the working memory per walk with a
+    margin, stay within :obj:`memory_budget`; a single node
+    whose bound alone exceeds the budget forms a chunk of its own. Beyond the
+    budget, the call holds the pattern of :math:`\mathbf{A} + \mathbf{I}`,
+    the walk bounds and the output, and builds that pattern with one sort,
+    in place on the CPU: :func:`exact_counting_memory` gives the resulting
+    bound on the peak memory.
 
     With :obj:`counting='walks'` (a cheaper approximation for huge graphs) the
     count is the number of walks of length at most :math:`L` that end in
@@ -119,10 +108,53 @@ def hop_group_counts(
         raise ValueError(
             f"'counting' must be one of {COUNTING_MODES} (got '{counting}')"
         )
-    ptr, col = in_neighbour_csr(edge_index, num_nodes)
     if counting == 'walks':
+        ptr, col = in_neighbour_csr(edge_index, num_nodes)
         return _walk_counts(ptr, col, sens, num_groups, num_hops)
-    return _exact_counts(ptr, col, sens, num_groups, num_hops, memory_budget)
+    return _exact_counts(edge_index, sens, num_groups, num_hops, memory_budget)
+
+
+def exact_counting_memory(
+    num_nodes: int,
+    num_edges: int,
+    num_groups: int = 2,
+    memory_budget: int = DEFAULT_MEMORY_BUDGET,
+) -> int:
+    r"""The most memory, in bytes, that :func:`hop_group_counts` with
+    :obj:`counting='exact'` allocates for a graph of :math:`N` nodes,
+    :math:`E` edges and :math:`G` groups:
+
+    .. math::
+        \max\bigl(17 (E + N),\ \mathrm{budget} + b (E + N)\bigr)
+        + 8 N (G + 2) + 2 b (N + 1),
+
+    with :math:`b = 4` bytes per index (:obj:`torch.int32`) when
+    :math:`E + N < 2^{31}`, else :math:`b = 8`. Building the pattern of
+    :math:`\mathbf{A} + \mathbf{I}` takes up to 17 bytes per entry (the
+    sorted :obj:`torch.long` keys and their distinct values); the chunked
+    products then work within :obj:`memory_budget` next to that pattern.
+    The walk bounds, their running sum and the output take
+    :math:`8 N (G + 2)` bytes, the row pointers and the groups
+    :math:`2 b (N + 1)`. Input conversions (an :obj:`edge_index` that is not
+    :obj:`torch.long`) come on top. :obj:`benchmarks/bench_scaling.py`
+    checks the bound against the measured peak.
+
+    Args:
+        num_nodes (int): The number of nodes :math:`N`.
+        num_edges (int): The number of edges :math:`E`.
+        num_groups (int, optional): The number of groups :math:`G`.
+            (default: :obj:`2`)
+        memory_budget (int, optional): The working-memory budget given to
+            :func:`hop_group_counts`, in bytes. (default: :obj:`268435456`)
+    """
+    entries = num_edges + num_nodes
+    index_bytes = 4 if _index_dtype(num_nodes, entries) == torch.int32 else 8
+    build = 17 * entries
+    products = memory_budget + index_bytes * entries
+    per_node = 8 * num_nodes * (num_groups + 2) + 2 * index_bytes * (
+        num_nodes + 1
+    )
+    return max(build, products) + per_node
 
 
 def balance_score(count: Tensor, delta: float = 1.0) -> Tensor:
@@ -179,8 +211,7 @@ def _walk_counts(
 
 
 def _exact_counts(
-    ptr: Tensor,
-    col: Tensor,
+    edge_index: Tensor,
     sens: Tensor,
     num_groups: int,
     num_hops: int,
@@ -190,125 +221,129 @@ def _exact_counts(
     :math:`i` of :math:`(\mathbf{A} + \mathbf{I})^L` (with
     :math:`A_{ij} = 1` for every edge :math:`j \to i`) is exactly the set of
     nodes within :math:`L` hops of :math:`i`. Rows are processed in chunks
-    whose product is bounded by walk counts, which bound the distinct nodes
-    reached from above.
+    whose products are bounded by walk counts, which bound the distinct nodes
+    reached from above. Indices are :obj:`torch.int32` when the graph allows
+    it (half the memory traffic of :obj:`torch.long`), with chunks of rows
+    small enough for their keys to fit.
     """
-    num_nodes = ptr.numel() - 1
-    count = torch.zeros(
-        num_nodes, num_groups, dtype=torch.long, device=ptr.device
-    )
+    num_nodes = sens.numel()
     if num_hops == 0 or num_nodes == 0:
-        return count + torch.nn.functional.one_hot(sens, num_groups)
-    with warnings.catch_warnings():  # "sparse CSR support is in beta"
-        warnings.simplefilter('ignore', UserWarning)
-        return _chunked_reach_counts(
-            ptr, col, sens, num_groups, num_hops, memory_budget, count
-        )
-
-
-def _chunked_reach_counts(
-    ptr: Tensor,
-    col: Tensor,
-    sens: Tensor,
-    num_groups: int,
-    num_hops: int,
-    memory_budget: int,
-    count: Tensor,
-) -> Tensor:
-    reach = _reach_matrix(ptr, col)
-    bound = _reach_bound(reach, num_hops)
-    total = bound.cumsum(0)
-    leaks = _csr_product_leaks(reach)
-    unfreed, start = 0, 0
-    while start < bound.numel():
-        # (a row bigger than the budget may overdraw it: keep working)
-        room = max(memory_budget - unfreed, memory_budget // 8)
-        csr = _csr_product_available(reach) and (
-            not leaks or room >= memory_budget // 4
-        )
-        per_entry = _BYTES_PER_ENTRY + (
-            _CSR_UNFREED_BYTES if csr and leaks else 0
-        )
-        end = _chunk_end(total, start, max(1, room // per_entry))
-        block = _row_block(reach, start, end)
+        return torch.nn.functional.one_hot(sens, num_groups)
+    crow, col = _reach_csr(edge_index, num_nodes)
+    total = _reach_bound(crow, col, num_hops).cumsum(0)
+    walk_bytes = _ELEMENTS_PER_WALK * col.element_size()
+    max_walks = max(1, memory_budget // walk_bytes)
+    # keys N * row + column of a chunk's rows must fit the index dtype
+    max_rows = _index_max(col.dtype) // num_nodes
+    group = sens.to(col.dtype)
+    count = torch.zeros(
+        num_nodes, num_groups, dtype=torch.long, device=sens.device
+    )
+    start = 0
+    while start < num_nodes:
+        end = min(_chunk_end(total, start, max_walks), start + max_rows)
+        lo, hi = int(crow[start]), int(crow[end])
+        block_crow, block_col = crow[start : end + 1] - lo, col[lo:hi]
         for _ in range(num_hops - 1):
-            block = _product(block, reach, csr)
-            if csr and leaks:
-                unfreed += _CSR_UNFREED_BYTES * block.values().numel()
-        row = torch.repeat_interleave(
-            torch.arange(end - start, device=ptr.device),
-            block.crow_indices().diff(),
-        )
-        member = sens[block.col_indices()]
+            block_crow, block_col = _product_pattern(
+                block_crow, block_col, crow, col
+            )
+        row = torch.repeat_interleave(block_crow.diff())
+        key = row.mul_(num_groups).add_(group.index_select(0, block_col))
         count[start:end] = torch.bincount(
-            row * num_groups + member, minlength=(end - start) * num_groups
+            key, minlength=(end - start) * num_groups
         ).view(-1, num_groups)
         start = end
     return count
 
 
-def _csr_product_available(reach: Tensor) -> bool:
-    return _USE_CSR_PRODUCT and (
-        reach.device.type != 'cpu' or torch.backends.mkl.is_available()
-    )
+def _index_dtype(num_nodes: int, num_entries: int) -> torch.dtype:
+    r""":obj:`torch.int32` when every node and every entry of the pattern of
+    :math:`\mathbf{A} + \mathbf{I}` has an :obj:`int32` index."""
+    if max(num_nodes, num_entries) <= _INT32_MAX:
+        return torch.int32
+    return torch.long
 
 
-def _csr_product_leaks(reach: Tensor) -> bool:
-    return reach.device.type == 'cpu'
+def _index_max(dtype: torch.dtype) -> int:
+    return torch.iinfo(dtype).max
 
 
-def _product(block: Tensor, reach: Tensor, csr: bool) -> Tensor:
-    r"""The non-zero pattern of :obj:`block @ reach` as a CSR matrix of
-    ones, by the CSR product (MKL on the CPU) or the portable COO product.
+def _reach_csr(edge_index: Tensor, num_nodes: int) -> tuple[Tensor, Tensor]:
+    r"""The CSR pattern :obj:`(crow, col)` of :math:`\mathbf{A} + \mathbf{I}`
+    without duplicates, row :math:`i` holding the sources of the edges into
+    :math:`i` and :math:`i` itself, columns sorted, in the dtype of
+    :func:`_index_dtype`. Built from one array of :obj:`torch.long` keys
+    :math:`N \cdot \mathrm{dst} + \mathrm{src}`, sorted in place: at most
+    17 bytes per key at the peak.
     """
-    if csr:
-        out = block @ reach
+    num_edges = edge_index.size(1)
+    key = edge_index.new_empty(num_edges + num_nodes, dtype=torch.long)
+    key[:num_edges].copy_(edge_index[1]).mul_(num_nodes)
+    key[:num_edges].add_(edge_index[0])
+    torch.arange(num_nodes, out=key[num_edges:]).mul_(num_nodes + 1)
+    key = _sorted_unique_(key)
+    dtype = _index_dtype(num_nodes, key.numel())
+    bounds = torch.arange(num_nodes + 1, device=key.device) * num_nodes
+    crow = torch.searchsorted(key, bounds).to(dtype)
+    return crow, key.remainder_(num_nodes).to(dtype)
+
+
+def _sorted_unique_(key: Tensor) -> Tensor:
+    r"""Sorts :obj:`key` (owned by the caller, overwritten) and returns its
+    distinct values. On the CPU the sort runs in place through NumPy, since
+    :func:`torch.sort` always allocates a tensor of indices besides the
+    values.
+    """
+    if key.device.type == 'cpu':
+        key.numpy().sort()
     else:
-        out = torch.sparse.mm(block.to_sparse_coo(), reach.to_sparse_coo())
-        out = out.coalesce().to_sparse_csr()
-    return torch.sparse_csr_tensor(
-        out.crow_indices(),
-        out.col_indices(),
-        torch.ones_like(out.values()),
-        out.shape,
-    )
+        key = torch.sort(key).values
+    return torch.unique_consecutive(key)
 
 
-def _reach_matrix(ptr: Tensor, col: Tensor) -> Tensor:
-    r"""The CSR matrix :math:`\mathbf{A} + \mathbf{I}` without duplicates."""
-    num_nodes = ptr.numel() - 1
-    row = torch.repeat_interleave(
-        torch.arange(num_nodes, device=ptr.device), ptr.diff()
-    )
-    loop = torch.arange(num_nodes, device=ptr.device)
-    key = torch.cat([row, loop]) * num_nodes + torch.cat([col, loop])
-    key = torch.unique(key)  # sorted by row, then column
-    row, col = key // num_nodes, key % num_nodes
-    crow = torch.zeros(num_nodes + 1, dtype=torch.long, device=ptr.device)
-    crow[1:] = torch.bincount(row, minlength=num_nodes).cumsum(0)
-    return torch.sparse_csr_tensor(
-        crow,
-        col,
-        torch.ones(col.numel(), device=ptr.device),
-        (num_nodes, num_nodes),
-    )
-
-
-def _reach_bound(reach: Tensor, num_hops: int) -> Tensor:
+def _reach_bound(crow: Tensor, col: Tensor, num_hops: int) -> Tensor:
     r"""Walks of length :obj:`num_hops` from every row (capped at :math:`N`),
-    an upper bound of the nodes reached.
+    an upper bound of the nodes reached, as :obj:`torch.float64`.
     """
-    num_nodes = reach.size(0)
-    walks = torch.ones(num_nodes, 1, dtype=torch.float64, device=reach.device)
-    reach64 = torch.sparse_csr_tensor(
-        reach.crow_indices(),
-        reach.col_indices(),
-        reach.values().double(),
-        reach.shape,
-    )
+    num_nodes = crow.numel() - 1
+    walks = torch.ones(num_nodes, dtype=torch.float64, device=crow.device)
     for _ in range(num_hops):
-        walks = (reach64 @ walks).clamp(max=num_nodes)
-    return walks.view(-1)
+        walks = torch.segment_reduce(walks[col], 'sum', offsets=crow)
+        walks = walks.clamp_(max=num_nodes)
+    return walks
+
+
+def _product_pattern(
+    block_crow: Tensor, block_col: Tensor, crow: Tensor, col: Tensor
+) -> tuple[Tensor, Tensor]:
+    r"""The CSR pattern of the product of two patterns, :obj:`block` times
+    the :math:`N \times N` matrix :obj:`(crow, col)`: every entry
+    :math:`(r, k)` of the block expands into row :math:`k` of the matrix
+    (one walk step), and the walks of each row are made distinct by one
+    sort of the keys :math:`N r + j` (in the dtype of :obj:`col`, which the
+    caller keeps large enough for them). About 4 index elements per walk at
+    the peak.
+    """
+    num_nodes = crow.numel() - 1
+    first = crow[block_col]
+    length = crow[block_col + 1] - first
+    entry = torch.repeat_interleave(length)  # the block entry of each walk
+    # position of each walk within its matrix row, then its column
+    index = torch.arange(entry.numel(), dtype=col.dtype, device=col.device)
+    offset = first - (length.cumsum(0, dtype=col.dtype) - length)
+    index.add_(offset.index_select(0, entry))
+    key = col.index_select(0, index)
+    del index
+    row = torch.repeat_interleave(block_crow.diff())
+    key.add_((row * num_nodes).index_select(0, entry))
+    del entry
+    key = _sorted_unique_(key)
+    bounds = torch.arange(
+        block_crow.numel(), dtype=key.dtype, device=key.device
+    )
+    crow_out = torch.searchsorted(key, bounds * num_nodes)
+    return crow_out.to(key.dtype), key.remainder_(num_nodes)
 
 
 def _chunk_end(total: Tensor, start: int, max_entries: int) -> int:
@@ -319,14 +354,3 @@ def _chunk_end(total: Tensor, start: int, max_entries: int) -> int:
     offset = float(total[start - 1]) if start > 0 else 0.0
     end = int(torch.searchsorted(total, offset + max_entries, right=True))
     return max(end, start + 1)
-
-
-def _row_block(matrix: Tensor, start: int, end: int) -> Tensor:
-    crow = matrix.crow_indices()
-    lo, hi = int(crow[start]), int(crow[end])
-    return torch.sparse_csr_tensor(
-        crow[start : end + 1] - lo,
-        matrix.col_indices()[lo:hi],
-        matrix.values()[lo:hi],
-        (end - start, matrix.size(1)),
-    )
