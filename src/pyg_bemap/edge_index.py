@@ -9,7 +9,7 @@ import torch
 from torch import Tensor
 
 from pyg_bemap.utils.groups import check_edge_index, sensitive_groups
-from pyg_bemap.utils.layout import transposed_adjacency
+from pyg_bemap.utils.layout import MaskedAdjacency
 from pyg_bemap.utils.sampling import (
     EdgeGrouping,
     SamplingPlan,
@@ -55,7 +55,7 @@ class BeMapInfo:
         )
         self.balance = check_balance(balance, self.sens)
         self.grouping: EdgeGrouping | None = None
-        self._by_target_source: Tensor | None = None
+        self._masked_adjacency: MaskedAdjacency | None = None
         self._graph: weakref.ref | None = None
         self._plans: dict[SamplerKey, SamplingPlan] = {}
         self._samples: dict[SamplerKey, _Sample] = {}
@@ -80,7 +80,7 @@ class BeMapInfo:
         if grouping is None or self._graph is not None:
             grouping = group_edges(edge_index, self.sens, self.num_groups)
         self.grouping = grouping
-        self._by_target_source = None
+        self._masked_adjacency = None
         self._graph = weakref.ref(graph)
         self._plans, self._samples = {}, {}
 
@@ -138,22 +138,18 @@ class BeMapInfo:
 
     def sampled_adjacency(self, edge_index: Tensor, key: SamplerKey) -> Any:
         r"""The current sample of a sampler setting as a transposed sparse
-        adjacency sorted by target and source (see
-        :func:`~pyg_bemap.utils.layout.transposed_adjacency`), built once per
+        adjacency sorted by target and source, with its transpose (see
+        :class:`~pyg_bemap.utils.layout.MaskedAdjacency`), built once per
         sample and shared by the layers of a pass.
         """
         current = self._samples[key]
         if 'sparse' in current.adjacency:
             return current.adjacency['sparse']
-        if self._by_target_source is None:
-            src, dst = edge_index[0].long(), edge_index[1].long()
-            order = torch.sort(dst * self.num_nodes + src, stable=True)[1]
-            self._by_target_source = order[(src != dst)[order]]
-        order = self._by_target_source
-        kept = order[current.mask[order]]
-        adjacency = transposed_adjacency(
-            edge_index[:, kept].long(), self.num_nodes, is_sorted=True
-        )
+        if self._masked_adjacency is None:
+            self._masked_adjacency = MaskedAdjacency(
+                edge_index, self.num_nodes
+            )
+        adjacency = self._masked_adjacency(current.mask)
         current.adjacency['sparse'] = adjacency
         return adjacency
 
@@ -165,7 +161,7 @@ class BeMapInfo:
         out = BeMapInfo.__new__(BeMapInfo)
         out.sens, out.num_groups = fn(self.sens), self.num_groups
         out.balance = fn(self.balance)
-        out.grouping, out._by_target_source = None, None
+        out.grouping, out._masked_adjacency = None, None
         if self.grouping is not None:
             out.grouping = EdgeGrouping(*(fn(t) for t in self.grouping))
         out._graph, out._plans, out._samples = None, {}, {}
@@ -174,7 +170,7 @@ class BeMapInfo:
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         state.update(
-            _graph=None, _plans={}, _samples={}, _by_target_source=None
+            _graph=None, _plans={}, _samples={}, _masked_adjacency=None
         )
         return state
 

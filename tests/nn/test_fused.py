@@ -1,13 +1,15 @@
 import pytest
 import torch
 from torch_geometric.nn import GATConv, GCNConv
-from torch_geometric.typing import WITH_TORCH_SPARSE
+from torch_geometric.typing import WITH_TORCH_SPARSE, torch_sparse
 from torch_geometric.utils import (
     remove_self_loops,
+    sort_edge_index,
     to_torch_csr_tensor,
     to_undirected,
 )
 
+import pyg_bemap.nn.fused as fused_module
 from pyg_bemap import BalanceAwareSampling, BeMapConv
 from pyg_bemap.nn.fused import FusedGATConv, FusedGCNConv, csr_matmul
 from pyg_bemap.utils.layout import transposed_adjacency
@@ -138,27 +140,92 @@ def test_bemap_picks_the_sparse_path_with_the_same_result():
 
 
 @pytest.mark.skipif(not WITH_TORCH_SPARSE, reason='needs torch-sparse')
-def test_normalisation_is_reused_per_mode_for_the_same_graph(monkeypatch):
+def test_layers_share_the_normalisation_of_a_graph(monkeypatch):
+    calls = count_calls(monkeypatch, fused_module, '_gcn_norm_off_diagonal')
+    sorts, csr2csc = [], torch_sparse.SparseStorage.csr2csc
+
+    def sorting_csr2csc(storage):
+        sorts.append(not storage.has_csr2csc())  # a sort, not a cache hit
+        return csr2csc(storage)
+
+    monkeypatch.setattr(torch_sparse.SparseStorage, 'csr2csc', sorting_csr2csc)
+    x, edge_index = graph()
+    reference, fused = matched('gcn')
+    second = FusedGCNConv(6, 6)
+    full = transposed_adjacency(edge_index, x.size(0))
+    expected = reference(x, edge_index)
+    for _ in range(3):  # alternating modes, as in training with evaluation
+        fused.train(), second.train()
+        sample = transposed_adjacency(edge_index[:, ::2], x.size(0))
+        x_grad = x.clone().requires_grad_()
+        second(fused(x_grad, sample), sample).sum().backward()
+        fused.eval()
+        torch.testing.assert_close(fused(x, full), expected)
+    # each sample once for both layers, the full graph once
+    assert len(calls) == 3 + 1
+    assert sum(sorts) == 3 and len(sorts) == 6  # one sort for two layers
+    improved = FusedGCNConv(8, 6, improved=True)
+    improved(x, full)  # other settings: their own normalisation
+    assert len(calls) == 5
+
+
+@pytest.mark.skipif(not WITH_TORCH_SPARSE, reason='needs torch-sparse')
+@pytest.mark.parametrize(
+    'case', ['self-loops', 'improved', 'weights', 'no-self-loops', 'hook']
+)
+def test_every_gcn_setting_equals_pygs(case):
+    from torch_sparse import SparseTensor
+
+    x, edge_index = graph()
+    n = x.size(0)
+    weight = None
+    if case == 'self-loops':
+        edge_index = torch.cat(
+            [edge_index, torch.arange(0, n, 3).repeat(2, 1)], 1
+        )
+    if case == 'weights':
+        weight = torch.rand(edge_index.size(1))
+    kwargs = {
+        'improved': case == 'improved',
+        'add_self_loops': case != 'no-self-loops',
+    }
+    torch.manual_seed(0)
+    reference = GCNConv(8, 6, **kwargs)
+    fused = FusedGCNConv(8, 6, **kwargs)
+    fused.load_state_dict(reference.state_dict())
+    if case == 'hook':
+        seen = []
+        fused.register_propagate_forward_hook(lambda *args: seen.append(1))
+    adj = SparseTensor.from_edge_index(
+        edge_index.flip(0), weight, sparse_sizes=(n, n)
+    )
+    expected = run(reference, x, adj)  # PyG's own sparse path
+    got = run(fused, x, adj)
+    for a, b in zip(
+        got[:2] + tuple(got[2]), expected[:2] + tuple(expected[2])
+    ):
+        torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-5)
+    if case == 'hook':
+        assert seen  # the hook ran: PyG's path
+
+
+@pytest.mark.skipif(not WITH_TORCH_SPARSE, reason='needs torch-sparse')
+def test_values_that_need_gradients_are_normalised_every_pass(monkeypatch):
     import torch_geometric.nn.conv.gcn_conv as gcn_module
+    from torch_sparse import SparseTensor
 
     calls = count_calls(monkeypatch, gcn_module, 'gcn_norm')
     x, edge_index = graph()
-    torch.manual_seed(0)
-    reference, fused = GCNConv(8, 6), FusedGCNConv(8, 6)
-    fused.load_state_dict(reference.state_dict())
-    full = transposed_adjacency(edge_index, x.size(0))
-    expected = reference(x, edge_index)
-    calls.clear()
-    for _ in range(3):  # alternating modes, as in training with evaluation
-        fused.train()
-        sample = transposed_adjacency(edge_index[:, ::2], x.size(0))
-        fused(x, sample)
-        fused.eval()
-        torch.testing.assert_close(fused(x, full), expected)
-    assert len(calls) == 3 + 1  # every new sample, the full graph once
-    fused.reset_parameters()
-    fused(x, full)
-    assert len(calls) == 5
+    weight = torch.rand(edge_index.size(1), requires_grad=True)
+    row, col = sort_edge_index(edge_index.flip(0))  # target-major
+    adj = SparseTensor(  # the leaf 'weight' as its values
+        row=row, col=col, value=weight, sparse_sizes=(x.size(0),) * 2
+    )
+    assert adj.storage.value() is weight
+    conv = FusedGCNConv(8, 6)
+    for _ in range(2):  # a remembered normalisation would fail here
+        conv(x, adj).sum().backward()
+    assert len(calls) == 2 and weight.grad is not None
 
 
 @pytest.mark.skipif(not WITH_TORCH_SPARSE, reason='needs torch-sparse')
@@ -178,5 +245,23 @@ def test_gat_adds_self_loops_once_per_mode_for_the_same_graph(monkeypatch):
         fused(x, full).sum().backward()
         fused.eval()
         torch.testing.assert_close(fused(x, full), expected)
-    assert len(calls) == 2  # once in training, once in evaluation
+    assert len(calls) == 1  # once for training and evaluation
     assert fused.add_self_loops
+
+
+@pytest.mark.skipif(not WITH_TORCH_SPARSE, reason='needs torch-sparse')
+def test_bemap_samples_come_with_their_transpose(monkeypatch):
+    sorts, csr2csc = [], torch_sparse.SparseStorage.csr2csc
+
+    def sorting_csr2csc(storage):
+        sorts.append(not storage.has_csr2csc())
+        return csr2csc(storage)
+
+    monkeypatch.setattr(torch_sparse.SparseStorage, 'csr2csc', sorting_csr2csc)
+    data = BalanceAwareSampling()(random_graph(60, 600, 2, 0))
+    first = BeMapConv(FusedGCNConv(8, 4))
+    second = BeMapConv(FusedGCNConv(4, 4))
+    for _ in range(3):
+        x = data.x.clone().requires_grad_()
+        second(first(x, data.edge_index), data.edge_index).sum().backward()
+    assert len(sorts) == 6 and not any(sorts)  # two layers, three passes

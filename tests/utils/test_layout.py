@@ -2,7 +2,7 @@ import pytest
 import torch
 
 import pyg_bemap.utils.layout as layout
-from pyg_bemap.utils.layout import transposed_adjacency
+from pyg_bemap.utils.layout import MaskedAdjacency, transposed_adjacency
 
 
 @pytest.mark.parametrize('with_torch_sparse', [True, False])
@@ -22,3 +22,43 @@ def test_transposed_adjacency_aggregates_sources_into_targets(
             assert adj_t.layout == torch.sparse_csr
             out = adj_t @ x
         assert out.view(-1).tolist() == [110.0, 101.0, 0.0]
+
+
+@pytest.mark.parametrize('with_torch_sparse', [True, False])
+def test_masked_adjacency_equals_a_sorted_build(
+    monkeypatch, with_torch_sparse
+):
+    if with_torch_sparse and not layout.WITH_TORCH_SPARSE:
+        pytest.skip('needs torch-sparse')
+    monkeypatch.setattr(layout, 'WITH_TORCH_SPARSE', with_torch_sparse)
+    gen = torch.Generator().manual_seed(0)
+    edge_index = torch.randint(0, 30, (2, 400), generator=gen)
+    edge_index[:, :10] = torch.arange(10).repeat(2, 1)  # self-loops
+    masked = MaskedAdjacency(edge_index, 30)
+    original = edge_index.clone()
+    for _ in range(3):
+        mask = torch.rand(400, generator=gen) < 0.4
+        got = masked(mask)
+        kept = edge_index[:, mask]
+        kept = kept[:, kept[0] != kept[1]]
+        target, source = kept[1], kept[0]
+        order = torch.sort(target * 30 + source, stable=True)[1]
+        expected_row, expected_col = target[order], source[order]
+        if not with_torch_sparse:
+            assert got.layout == torch.sparse_csr
+            row = torch.repeat_interleave(got.crow_indices().diff())
+            assert torch.equal(row, expected_row)
+            assert torch.equal(got.col_indices(), expected_col)
+            continue
+        row, col, _ = got.coo()
+        assert torch.equal(row, expected_row)
+        assert torch.equal(col, expected_col)
+        # the transpose it carries equals the one torch-sparse sorts for
+        # (up to the order of duplicate edges)
+        sorted_ = layout.SparseTensor(row=row, col=col, sparse_sizes=(30, 30))
+        assert torch.equal(got.storage.colptr(), sorted_.storage.colptr())
+        perm, expected_perm = got.storage.csr2csc(), sorted_.storage.csr2csc()
+        assert torch.equal(perm.sort()[0], torch.arange(row.numel()))
+        for index in (row, col):
+            assert torch.equal(index[perm], index[expected_perm])
+    assert torch.equal(edge_index, original)

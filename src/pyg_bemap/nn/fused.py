@@ -24,6 +24,25 @@ from torch_geometric.utils import spmm
 from torch_geometric.utils.sparse import set_sparse_value
 
 
+def _sparse_dense(
+    rowptr: Tensor, col: Tensor, value: Tensor, x: Tensor, diagonal: Any
+) -> Tensor:
+    r""":math:`(\mathbf{A} + \mathrm{diag}(\mathbf{d})) \mathbf{X}` by one
+    :func:`torch.addmm` (faster on the CPU than :func:`torch.sparse.mm`,
+    which fills and copies its output once more)."""
+    adj = torch.sparse_csr_tensor(
+        rowptr,
+        col,
+        value,
+        (rowptr.numel() - 1, x.size(0)),
+        check_invariants=False,
+    )
+    if diagonal is None:
+        base = x.new_empty(adj.size(0), x.size(1))
+        return torch.addmm(base, adj, x, beta=0.0)  # 'base' is ignored
+    return torch.addmm(x * diagonal, adj, x)
+
+
 class _CSRMatmul(torch.autograd.Function):
     @staticmethod
     def forward(
@@ -31,26 +50,17 @@ class _CSRMatmul(torch.autograd.Function):
         rowptr: Tensor,
         col: Tensor,
         value: Tensor,
-        colptr: Tensor,
-        row_by_col: Tensor,
-        csr2csc: Tensor,
         x: Tensor,
+        diagonal: Tensor | None,
+        storage: Any,
     ) -> Tensor:
-        adj = torch.sparse_csr_tensor(
-            rowptr,
-            col,
-            value,
-            (rowptr.numel() - 1, x.size(0)),
-            check_invariants=False,
-        )
-        ctx.save_for_backward(
-            rowptr, col, value, colptr, row_by_col, csr2csc, x
-        )
-        return torch.sparse.mm(adj, x)
+        ctx.save_for_backward(rowptr, col, value, x, diagonal)
+        ctx.storage = storage
+        return _sparse_dense(rowptr, col, value, x, diagonal)
 
     @staticmethod
     def backward(ctx: Any, grad: Tensor) -> tuple[Tensor | None, ...]:
-        rowptr, col, value, colptr, row_by_col, csr2csc, x = ctx.saved_tensors
+        rowptr, col, value, x, diagonal = ctx.saved_tensors
         grad_value = grad_x = None
         if ctx.needs_input_grad[2]:
             # d out_i / d a_ij = x_j: the product grad @ x^T on A's pattern.
@@ -64,128 +74,187 @@ class _CSRMatmul(torch.autograd.Function):
             grad_value = torch.sparse.sampled_addmm(
                 pattern, grad.contiguous(), x.t().contiguous()
             ).values()
-        if ctx.needs_input_grad[6]:
-            adj_t = torch.sparse_csr_tensor(
-                colptr,
-                row_by_col,
-                value[csr2csc],
-                (x.size(0), grad.size(0)),
-                check_invariants=False,
+        if ctx.needs_input_grad[3]:
+            storage = ctx.storage
+            csr2csc = storage.csr2csc()  # sorted once, then cached
+            if storage.value() is not None:  # else all ones, as 'value'
+                value = value.index_select(0, csr2csc)
+            grad_x = _sparse_dense(
+                storage.colptr(),
+                storage.row().index_select(0, csr2csc),
+                value,
+                grad,
+                diagonal,
             )
-            grad_x = torch.sparse.mm(adj_t, grad)
-        return None, None, grad_value, None, None, None, grad_x
+        return None, None, grad_value, grad_x, None, None
 
 
-def csr_matmul(adj: Any, x: Tensor) -> Tensor:
-    r"""The product :math:`\mathbf{A} \mathbf{X}` of a sparse matrix and a
-    dense one, differentiable in both :math:`\mathbf{X}` and the values of
+def csr_matmul(adj: Any, x: Tensor, diagonal: Tensor | None = None) -> Tensor:
+    r"""The product :math:`(\mathbf{A} + \mathrm{diag}(\mathbf{d}))
+    \mathbf{X}` of a sparse matrix (plus an optional diagonal) and a dense
+    one, differentiable in :math:`\mathbf{X}` and the values of
     :math:`\mathbf{A}`.
 
-    For a :class:`torch_sparse.SparseTensor` whose values need gradients,
-    or whose transpose is cached in its storage, the forward pass is one
-    :obj:`torch.sparse` CSR product, the backward pass one product with the
-    cached transpose (built once per sparsity pattern) and, for the values,
-    one sampled product
+    For a :class:`torch_sparse.SparseTensor`, the forward pass is one
+    :func:`torch.addmm` with a CSR matrix, the backward pass one with the
+    transpose, which is built on the first backward pass and cached in the
+    matrix's storage (so layers and passes that share the matrix sort its
+    entries once), and, for the values, one sampled product
     :math:`(\nabla \mathbf{O} \, \mathbf{X}^{\top})_{ij}` on the pattern of
-    :math:`\mathbf{A}`. Other inputs use :func:`torch_geometric.utils.spmm`.
+    :math:`\mathbf{A}`. Other inputs use :func:`torch_geometric.utils.spmm`
+    (without a diagonal).
 
     Args:
         adj (torch_sparse.SparseTensor or torch.Tensor): The sparse matrix,
             shape :obj:`[M, N]` (missing values count as ones).
         x (torch.Tensor): The dense matrix, shape :obj:`[N, F]`.
+        diagonal (torch.Tensor, optional): The diagonal :math:`\mathbf{d}`
+            of a square :obj:`adj`, shape :obj:`[N, 1]`, without gradient.
+            (default: :obj:`None`)
     """
     if not isinstance(adj, SparseTensor) or x.dim() != 2:
+        if diagonal is not None:
+            raise ValueError("'diagonal' needs a SparseTensor and a 2-D 'x'")
         return spmm(adj, x)
     rowptr, col, value = adj.csr()
     value = x.new_ones(col.numel()) if value is None else value.to(x.dtype)
-    storage = adj.storage
-    values_need_grad = torch.is_grad_enabled() and value.requires_grad
-    if not values_need_grad and not (
-        torch.is_grad_enabled() and x.requires_grad and storage.has_csr2csc()
+    if not torch.is_grad_enabled() or not (
+        value.requires_grad or x.requires_grad
     ):
-        # No gradient, or one for X only and no cached transpose: torch's
-        # own backward (which transposes) costs the same as building one.
-        return spmm(adj.set_value(value, layout='csr'), x)
-    csr2csc = storage.csr2csc()
-    return _CSRMatmul.apply(
-        rowptr,
-        col,
-        value,
-        storage.colptr(),
-        storage.row()[csr2csc],
-        csr2csc,
-        x,
-    )
+        return _sparse_dense(rowptr, col, value, x, diagonal)
+    return _CSRMatmul.apply(rowptr, col, value, x, diagonal, adj.storage)
 
 
-class _LastGraph:
-    r"""Remembers, per mode (training or evaluation), something derived from
-    the last graph object a layer saw, valid while that object comes back.
+class _GraphMemo:
+    r"""Values derived from graph objects (immutable
+    :class:`torch_sparse.SparseTensor` adjacencies), each kept while its
+    graph lives and shared by every layer that sees the same graph.
     """
 
     def __init__(self) -> None:
-        self._slots: dict[bool, tuple[Any, torch.dtype, Any]] = {}
+        self._entries: dict[int, tuple[Any, dict[Any, Any]]] = {}
 
-    def get(self, training: bool, graph: Any, dtype: torch.dtype) -> Any:
-        slot = self._slots.get(training)
-        if slot is None or slot[0]() is not graph or slot[1] != dtype:
+    def get(self, graph: Any, key: Any) -> Any:
+        entry = self._entries.get(id(graph))
+        if entry is None or entry[0]() is not graph:
             return None
-        return slot[2]
+        return entry[1].get(key)
 
-    def put(
-        self, training: bool, graph: Any, dtype: torch.dtype, value: Any
-    ) -> None:
-        self._slots[training] = (weakref.ref(graph), dtype, value)
+    def put(self, graph: Any, key: Any, value: Any) -> None:
+        entry = self._entries.get(id(graph))
+        if entry is None or entry[0]() is not graph:
+            entry = (weakref.ref(graph), {})
+            self._entries[id(graph)] = entry
+            weakref.finalize(graph, self._entries.pop, id(graph), None)
+        entry[1][key] = value
+
+
+_DERIVED = _GraphMemo()
+
+
+def _memoisable(adj: Any) -> bool:
+    r"""A graph whose derived forms may be reused: a SparseTensor without
+    values that need gradients (those change with every pass)."""
+    if not isinstance(adj, SparseTensor):
+        return False
+    value = adj.storage.value()
+    return value is None or not value.requires_grad
 
 
 class FusedGCNConv(GCNConv):
-    r""":class:`~torch_geometric.nn.conv.GCNConv` with the sparse-adjacency
-    path of :func:`csr_matmul`; with :obj:`cached=True`, the transpose of the
-    normalised adjacency is built once, so backward passes need no sort.
+    r""":class:`~torch_geometric.nn.conv.GCNConv` with a faster path for a
+    :class:`torch_sparse.SparseTensor` adjacency.
 
-    With :obj:`cached=False`, the layer remembers, separately for training
-    and evaluation mode, the normalisation of the last
-    :class:`torch_sparse.SparseTensor` it saw, and reuses it while that same
-    object comes back (a :class:`SparseTensor` is immutable): wrapped in a
-    :class:`~pyg_bemap.BeMapConv`, it normalises a new sample on every
-    training pass but the full graph only once for all evaluations. Same
-    arguments, parameters and outputs as
+    With the default normalisation (self-loops added, symmetric), a graph
+    without self-loops and values that need no gradient, the layer never
+    inserts the self-loops: with :math:`\mathbf{d} = \mathbf{A} \mathbf{1}
+    + c` (:math:`c = 2` if :obj:`improved`, else :math:`1`),
+
+    .. math::
+        \hat{\mathbf{D}}^{-1/2} (\mathbf{A} + c \mathbf{I})
+        \hat{\mathbf{D}}^{-1/2} \mathbf{X}
+        = \bigl(\hat{\mathbf{D}}^{-1/2} \mathbf{A}
+        \hat{\mathbf{D}}^{-1/2} + c \hat{\mathbf{D}}^{-1}\bigr)
+        \mathbf{X},
+
+    one :func:`csr_matmul` with the graph's own pattern and a diagonal. The
+    transpose for the backward pass is built on the first one and kept in
+    the graph's storage, or comes with the graph (each sample of
+    :class:`~pyg_bemap.BeMapConv`). The normalisation of a graph is
+    remembered while that graph object lives (a :class:`SparseTensor` is
+    immutable) and shared by every layer. Other inputs take
+    :class:`~torch_geometric.nn.conv.GCNConv`'s path with :func:`csr_matmul`
+    as the product. Same arguments, parameters and outputs (up to
+    floating-point summation order) as
     :class:`~torch_geometric.nn.conv.GCNConv`."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._last = _LastGraph()
-        self._normalised: Any = None
-        self._reusing = False
 
     def forward(
         self, x: Tensor, edge_index: Any, edge_weight: Tensor | None = None
     ) -> Tensor:
-        if not isinstance(edge_index, SparseTensor) or self.cached:
+        normalised = self._normalised(x, edge_index)
+        if normalised is None:
             return super().forward(x, edge_index, edge_weight)
-        # GCNConv uses _cached_adj_t whenever it is set.
-        self._cached_adj_t = self._last.get(self.training, edge_index, x.dtype)
-        hit = self._reusing = self._cached_adj_t is not None
-        try:
-            out = super().forward(x, edge_index, edge_weight)
-        finally:
-            self._cached_adj_t = None
-        if not hit:
-            self._last.put(
-                self.training, edge_index, x.dtype, self._normalised
-            )
-        self._normalised, self._reusing = None, False
+        adj, diagonal = normalised
+        out = csr_matmul(adj, self.lin(x), diagonal)
+        if self.bias is not None:
+            out = out + self.bias
         return out
 
-    def reset_parameters(self) -> None:
-        super().reset_parameters()  # also empties GCNConv's caches
-        self._last = _LastGraph()
-
     def message_and_aggregate(self, adj_t: Any, x: Tensor) -> Tensor:
-        self._normalised = adj_t
-        if (self.cached or self._reusing) and isinstance(adj_t, SparseTensor):
-            adj_t.storage.csr2csc()  # a graph used again: its transpose, once
         return csr_matmul(adj_t, x)
+
+    def _normalised(self, x: Tensor, adj: Any) -> tuple[Any, Tensor] | None:
+        r"""The normalised graph without its diagonal and the diagonal, or
+        :obj:`None` when the factored path does not apply."""
+        if not (
+            isinstance(x, Tensor)
+            and self.normalize
+            and self.add_self_loops
+            and not self.cached
+            and not self._has_propagate_hooks()
+            and _memoisable(adj)
+        ):
+            return None
+        key = ('gcn_norm', x.dtype, self.improved)
+        normalised = _DERIVED.get(adj, key)
+        if normalised is None:
+            fill = 2.0 if self.improved else 1.0
+            normalised = _gcn_norm_off_diagonal(adj, x.dtype, fill)
+            _DERIVED.put(adj, key, normalised)
+        return normalised or None
+
+    def _has_propagate_hooks(self) -> bool:
+        return bool(
+            self.explain
+            or self._propagate_forward_pre_hooks
+            or self._propagate_forward_hooks
+            or self._message_and_aggregate_forward_pre_hooks
+            or self._message_and_aggregate_forward_hooks
+        )
+
+
+def _gcn_norm_off_diagonal(adj: Any, dtype: torch.dtype, fill: float) -> Any:
+    r"""For a square graph without self-loops,
+    :math:`\hat{\mathbf{D}}^{-1/2} \mathbf{A} \hat{\mathbf{D}}^{-1/2}` (the
+    same pattern and transpose caches) and the column
+    :math:`c \hat{\mathbf{D}}^{-1}`; :obj:`()` for any other graph."""
+    storage = adj.storage
+    num_rows, num_cols = adj.sparse_sizes()
+    row, col = storage.row(), storage.col()
+    if num_rows != num_cols or bool((row == col).any()):
+        return ()
+    value = storage.value()
+    if value is None:
+        degree = storage.rowcount().to(dtype)
+        value = torch.ones(col.numel(), dtype=dtype, device=col.device)
+    else:
+        value = value.to(dtype)
+        degree = torch_sparse.sum(adj, dim=1).to(dtype)
+    scale = (degree + fill).pow_(-0.5)
+    scale.masked_fill_(scale == float('inf'), 0.0)
+    value = value * scale.index_select(0, row) * scale.index_select(0, col)
+    diagonal = (fill * scale * scale).view(-1, 1)
+    return adj.set_value(value, layout='csr'), diagonal
 
 
 class FusedGATConv(GATConv):
@@ -193,13 +262,9 @@ class FusedGATConv(GATConv):
     the attention coefficients :math:`\alpha_{ij}` become the values of the
     adjacency and each head aggregates with one :func:`csr_matmul`. On a
     :class:`torch_sparse.SparseTensor`, the graph with its self-loops (and
-    its cached transpose) is kept per mode while the same object comes back,
-    as in :class:`FusedGCNConv`. Same arguments, parameters and outputs
+    its cached transpose) is kept while that graph object lives and shared
+    by the layers that see it. Same arguments, parameters and outputs
     (without :obj:`edge_attr` on sparse inputs, as in PyG)."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._last = _LastGraph()
 
     def forward(
         self, x: Any, edge_index: Any, *args: Any, **kwargs: Any
@@ -210,20 +275,16 @@ class FusedGATConv(GATConv):
             and self.edge_dim is None
         ):
             return super().forward(x, edge_index, *args, **kwargs)
-        dtype = (x[0] if isinstance(x, tuple) else x).dtype
-        looped = self._last.get(self.training, edge_index, dtype)
+        looped = _DERIVED.get(edge_index, 'set_diag')
         if looped is None:
             looped = torch_sparse.set_diag(edge_index)
-            self._last.put(self.training, edge_index, dtype, looped)
+            if _memoisable(edge_index):
+                _DERIVED.put(edge_index, 'set_diag', looped)
         self.add_self_loops = False  # they are in 'looped' already
         try:
             return super().forward(x, looped, *args, **kwargs)
         finally:
             self.add_self_loops = True
-
-    def reset_parameters(self) -> None:
-        super().reset_parameters()
-        self._last = _LastGraph()
 
     def message_and_aggregate(
         self, adj_t: Any, x: tuple[Tensor, Any], alpha: Tensor

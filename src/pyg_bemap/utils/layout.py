@@ -2,8 +2,13 @@ r"""Graph layouts handed to message-passing layers."""
 
 from typing import Any
 
+import torch
 from torch import Tensor
-from torch_geometric.typing import WITH_TORCH_SPARSE, SparseTensor
+from torch_geometric.typing import (
+    WITH_TORCH_SPARSE,
+    SparseStorage,
+    SparseTensor,
+)
 from torch_geometric.utils import to_torch_csr_tensor
 
 
@@ -32,3 +37,85 @@ def transposed_adjacency(
     return to_torch_csr_tensor(
         edge_index.flip(0), size=size, is_coalesced=is_sorted
     )
+
+
+class MaskedAdjacency:
+    r"""Transposed adjacencies (targets as rows) of edge subsets of one
+    graph, built without sorting.
+
+    The graph's edges without self-loops are ordered once by (target,
+    source) and by (source, target). A subset, given as a mask over the
+    edges, then becomes a CSR matrix by gathers and prefix sums over these
+    orders, and, with :obj:`torch_sparse` installed, a
+    :class:`torch_sparse.SparseTensor` that also carries its transpose
+    (:obj:`colptr` and the :obj:`csr2csc` permutation), which backward
+    passes of sparse products would otherwise sort for. Without
+    :obj:`torch_sparse`, a :obj:`torch.sparse` CSR tensor.
+
+    Args:
+        edge_index (torch.Tensor): The edges, shape :obj:`[2, E]`.
+        num_nodes (int): The number of nodes.
+    """
+
+    def __init__(self, edge_index: Tensor, num_nodes: int) -> None:
+        src, dst = edge_index[0].long(), edge_index[1].long()
+        self.num_nodes = num_nodes
+        # int32 halves what is kept (four arrays of E entries)
+        small = max(edge_index.size(1), num_nodes) < 2**31
+        self.index_dtype = torch.int32 if small else torch.long
+        by_target = _order(dst, src, num_nodes)
+        by_source = _order(src, dst, num_nodes)
+        self.target_ptr = _pointers(dst[by_target], num_nodes)
+        self.source_ptr = _pointers(src[by_source], num_nodes)
+        rank = torch.empty_like(src)
+        rank[by_target] = torch.arange(by_target.numel(), device=src.device)
+        self.target_source = src[by_target].to(self.index_dtype)
+        self.source_rank = rank[by_source].to(self.index_dtype)
+        self.by_target = by_target.to(self.index_dtype)
+        self.by_source = by_source.to(self.index_dtype)
+
+    def __call__(self, mask: Tensor) -> Any:
+        r"""The transposed adjacency of the edges where :obj:`mask` is
+        :obj:`True` (self-loops left out), sorted by target, then source."""
+        size = (self.num_nodes, self.num_nodes)
+        kept = mask.index_select(0, self.by_target)
+        # before[p]: kept edges before slot p of the target order
+        before = _exclusive_cumsum(kept)
+        rowptr = before[self.target_ptr]
+        positions = kept.nonzero().view(-1)
+        col = self.target_source.index_select(0, positions).long()
+        if not WITH_TORCH_SPARSE:
+            return torch.sparse_csr_tensor(
+                rowptr, col, torch.ones(col.numel()), size
+            )
+        kept_by_source = mask.index_select(0, self.by_source)
+        colptr = _exclusive_cumsum(kept_by_source)[self.source_ptr]
+        ranks = self.source_rank[kept_by_source].long()
+        storage = SparseStorage(
+            rowptr=rowptr,
+            col=col,
+            sparse_sizes=size,
+            colptr=colptr,
+            csr2csc=before.index_select(0, ranks),
+            is_sorted=True,
+            trust_data=True,
+        )
+        return SparseTensor.from_storage(storage)
+
+
+def _order(major: Tensor, minor: Tensor, num_nodes: int) -> Tensor:
+    r"""The edges without self-loops, sorted by :obj:`major`, then
+    :obj:`minor`."""
+    order = torch.sort(major * num_nodes + minor, stable=True)[1]
+    return order[(major != minor)[order]]
+
+
+def _pointers(sorted_index: Tensor, num_nodes: int) -> Tensor:
+    counts = torch.bincount(sorted_index, minlength=num_nodes)
+    return _exclusive_cumsum(counts)
+
+
+def _exclusive_cumsum(values: Tensor) -> Tensor:
+    out = values.new_zeros(values.numel() + 1, dtype=torch.long)
+    torch.cumsum(values, 0, out=out[1:])
+    return out

@@ -44,7 +44,7 @@ class SamplingPlan(NamedTuple):
     fixed_mask: Tensor  #: [E] edges kept in every sample.
     edge_id: Tensor  #: [S] input-edge ids of the sampled segments' edges.
     key_scale: Tensor | None  #: [S] 1 / weight, None for uniform.
-    keep: Tensor  #: [S] whether each row-wise sorted slot is kept.
+    keep: Tensor  #: [K] the row-wise sorted slots that are kept.
     blocks: list[tuple[int, int, int]]  #: (offset, rows, size) per block.
 
 
@@ -156,7 +156,7 @@ def sampling_plan(
     is_start = torch.ones_like(segment, dtype=torch.bool)
     is_start[1:] = segment[1:] != segment[:-1]
     start = torch.cummax(torch.where(is_start, slot, 0), 0).values
-    keep = (slot - start) < quota_of
+    keep = ((slot - start) < quota_of).nonzero().view(-1)
     blocks = _blocks(size)
 
     weight = neighbour_weights(strategy, balance, grouping.out_degree)
@@ -202,9 +202,8 @@ def draw_edge_mask(
         block = key[offset:end].view(rows, size)
         base = torch.arange(offset, end, size, device=device).view(-1, 1)
         slot[offset:end] = (block.argsort(dim=1) + base).view(-1)
-    mask = plan.fixed_mask.clone()
-    mask[plan.edge_id[slot[plan.keep]]] = True
-    return mask
+    kept = plan.edge_id.index_select(0, slot.index_select(0, plan.keep))
+    return plan.fixed_mask.clone().index_fill_(0, kept, True)
 
 
 def check_sampling_args(beta: float, min_keep: int, strategy: str) -> None:
