@@ -8,7 +8,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy.stats import chisquare
 
+import pyg_bemap.utils.sampling as sampling_module
 from pyg_bemap.utils.sampling import (
+    _segmented_argsort,
     balanced_edge_sample,
     fair_quotas,
     group_edges,
@@ -22,6 +24,9 @@ from tests.reference import (
     reference_quota,
     reference_sample,
 )
+
+# Segments are sorted in row-wise blocks, or all in the segmented "tail" sort.
+LAYOUTS = {'blocks': 1, 'tail': 10**9}
 
 
 def test_fair_quotas_examples():
@@ -106,6 +111,26 @@ def test_reference_sampler_obeys_rule_4(num_groups, seed):
     assert_rule_4(data.edge_index, mask, data.s)
 
 
+@pytest.mark.parametrize('layout', list(LAYOUTS))
+@pytest.mark.parametrize('seed', range(4))
+def test_rule_4_in_both_layouts(monkeypatch, layout, seed):
+    monkeypatch.setattr(sampling_module, '_MIN_BLOCK_ROWS', LAYOUTS[layout])
+    data = random_graph(60, 900, 3, seed)
+    balance = torch.rand(60, generator=torch.Generator().manual_seed(seed))
+    _, mask = balanced_edge_sample(data.edge_index, data.s, balance + 0.01)
+    assert_rule_4(data.edge_index, mask, data.s)
+
+
+def test_segmented_argsort_sorts_inside_segments():
+    gen = torch.Generator().manual_seed(0)
+    key = torch.rand(500, generator=gen)
+    key[::7] = torch.inf  # what -log(0) gives
+    segment = torch.randint(0, 40, (500,), generator=gen).sort().values
+    order = _segmented_argsort(key, segment)
+    expected = np.lexsort((key.numpy(), segment.numpy()))
+    assert torch.equal(order, torch.from_numpy(expected))
+
+
 def test_not_training_returns_input_unchanged():
     data = random_graph()
     out, mask = balanced_edge_sample(
@@ -175,8 +200,12 @@ def star_graph(num_targets, group0_weights, num_group1):
     return torch.stack([torch.cat(src), torch.cat(dst)]), sens, balance
 
 
+@pytest.mark.parametrize('layout', list(LAYOUTS))
 @pytest.mark.parametrize('strategy', ['balance', 'uniform'])
-def test_inclusion_frequencies_match_successive_sampling(strategy):
+def test_inclusion_frequencies_match_successive_sampling(
+    monkeypatch, strategy, layout
+):
+    monkeypatch.setattr(sampling_module, '_MIN_BLOCK_ROWS', LAYOUTS[layout])
     # With self, group 0 has 6 members and group 1 has 3, so every target
     # keeps 2 of the 5 weighted group-0 neighbours: 10 possible pairs.
     weights = [1.0, 0.5, 0.25, 0.2, 0.1]
@@ -203,7 +232,9 @@ def test_inclusion_frequencies_match_successive_sampling(strategy):
     assert int((mask & (sens[edge_index[0]] == 1)).sum()) == 3 * num_targets
 
 
-def test_inclusion_frequencies_match_numpy_choice():
+@pytest.mark.parametrize('layout', list(LAYOUTS))
+def test_inclusion_frequencies_match_numpy_choice(monkeypatch, layout):
+    monkeypatch.setattr(sampling_module, '_MIN_BLOCK_ROWS', LAYOUTS[layout])
     weights = np.array([3.0, 1.0, 1.0, 0.5])
     edge_index, sens, balance = star_graph(20000, weights.tolist(), 2)
     _, mask = balanced_edge_sample(

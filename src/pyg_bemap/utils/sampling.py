@@ -8,9 +8,11 @@ The work splits in three stages, so that a resample only does the random part:
 2. :func:`sampling_plan` (once per graph and setting): the quota of every
    segment (:func:`fair_quotas`), the edges always kept, and the edges of the
    segments that must be sampled, laid out by segment size so that segments
-   of equal size form one dense block (no padding).
+   of equal size form one dense block (no padding); blocks of few rows are
+   left to one segmented sort (the "tail"), which costs less than a sort
+   call per small block.
 3. :func:`draw_edge_mask` (every training pass): one random key per sampled
-   edge, a row-wise sort of every block, and a mask.
+   edge, a row-wise sort of every block, two sorts of the tail, and a mask.
 """
 
 from typing import NamedTuple
@@ -26,6 +28,8 @@ from pyg_bemap.utils.groups import (
 
 STRATEGIES = ('balance', 'uniform', 'degree')
 DEGREE_EXPONENT = 0.75
+# Blocks with fewer rows go to the tail.
+_MIN_BLOCK_ROWS = 16
 
 
 class EdgeGrouping(NamedTuple):
@@ -46,6 +50,8 @@ class SamplingPlan(NamedTuple):
     key_scale: Tensor | None  #: [S] 1 / weight, None for uniform.
     keep: Tensor  #: [K] the row-wise sorted slots that are kept.
     blocks: list[tuple[int, int, int]]  #: (offset, rows, size) per block.
+    tail_slot: Tensor  #: [T] the slots of blocks with few rows.
+    tail_segment: Tensor  #: [T] their segments, non-decreasing.
 
 
 def group_edges(
@@ -158,13 +164,27 @@ def sampling_plan(
     start = torch.cummax(torch.where(is_start, slot, 0), 0).values
     keep = ((slot - start) < quota_of).nonzero().view(-1)
     blocks = _blocks(size)
+    in_tail = torch.zeros_like(is_start)
+    for offset, rows, size_ in blocks:
+        if rows < _MIN_BLOCK_ROWS:
+            in_tail[offset : offset + rows * size_] = True
+    blocks = [block for block in blocks if block[1] >= _MIN_BLOCK_ROWS]
+    tail_slot = in_tail.nonzero().view(-1)
+    tail_segment = is_start.cumsum(0).index_select(0, tail_slot)
 
     weight = neighbour_weights(strategy, balance, grouping.out_degree)
     key_scale = None
     if weight is not None:
         key_scale = 1.0 / weight[edge_index[0, edge_id].long()].float()
     return SamplingPlan(
-        edge_index.size(1), fixed_mask, edge_id, key_scale, keep, blocks
+        edge_index.size(1),
+        fixed_mask,
+        edge_id,
+        key_scale,
+        keep,
+        blocks,
+        tail_slot,
+        tail_segment,
     )
 
 
@@ -202,8 +222,26 @@ def draw_edge_mask(
         block = key[offset:end].view(rows, size)
         base = torch.arange(offset, end, size, device=device).view(-1, 1)
         slot[offset:end] = (block.argsort(dim=1) + base).view(-1)
+    if plan.tail_slot.numel():
+        order = _segmented_argsort(
+            key.index_select(0, plan.tail_slot), plan.tail_segment
+        )
+        slot.index_copy_(0, plan.tail_slot, plan.tail_slot[order])
     kept = plan.edge_id.index_select(0, slot.index_select(0, plan.keep))
     return plan.fixed_mask.clone().index_fill_(0, kept, True)
+
+
+def _segmented_argsort(key: Tensor, segment: Tensor) -> Tensor:
+    r"""The order that sorts non-negative float32 :obj:`key` inside every
+    run of equal, non-decreasing :obj:`segment`: one sort of
+    :math:`2^{32} \cdot \mathrm{segment} + \mathrm{bits}(\mathrm{key})`
+    (the bits of non-negative floats order as the floats). On the CPU,
+    NumPy's stable sort, which uses the runs the segments already form.
+    """
+    combined = (segment << 32) | key.view(torch.int32).long()
+    if combined.device.type == 'cpu':
+        return torch.from_numpy(combined.numpy().argsort(kind='stable'))
+    return combined.argsort()
 
 
 def check_sampling_args(beta: float, min_keep: int, strategy: str) -> None:
