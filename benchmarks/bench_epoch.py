@@ -1,7 +1,8 @@
 r"""Fairness at the price of a vanilla epoch: one training step (forward and
 backward) of a 2-layer GCN, vanilla and BeMap(sym), with the graph as an edge
 list and as a sparse adjacency, with PyG's GCNConv and with FusedGCNConv,
-measured in one run.
+measured in one run, the steps of all variants interleaved (one step of
+each per round) so that the machine's drift affects them alike.
 
     python benchmarks/bench_epoch.py [--threads 1] [--nodes 67797]
 """
@@ -9,7 +10,7 @@ measured in one run.
 import argparse
 
 import torch
-from timing import median_time
+from timing import interleaved_median_times
 from torch_geometric.nn.models import GCN
 from torch_geometric.typing import WITH_TORCH_SPARSE, SparseTensor
 
@@ -35,7 +36,8 @@ def two_layer_gcn(in_channels, layout=None, fused=False):
     return model(in_channels, 128, num_layers=2, out_channels=2, layout=layout)
 
 
-def step_time(model, data, graph, repeat):
+def trainer(model, data, graph):
+    r"""One training step of :obj:`model` on :obj:`graph`, as a function."""
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
 
     def step():
@@ -44,8 +46,8 @@ def step_time(model, data, graph, repeat):
         torch.nn.functional.cross_entropy(out, data.y.clamp(min=0)).backward()
         optimizer.step()
 
-    step()
-    return median_time(step, repeat)
+    step()  # warm-up
+    return step
 
 
 def measure(name, data, repeat):
@@ -66,14 +68,15 @@ def measure(name, data, repeat):
             ('BeMap(sym), auto, fused', 'auto', data.edge_index, True),
         ]
     print(f'\n{name}: {n:,} nodes, {plain.size(1):,} directed edges')
-    base = None
-    for label, layout, graph, fused in cases:
+    steps = []
+    for _, layout, graph, fused in cases:
         torch.manual_seed(0)
         model = two_layer_gcn(data.num_features, layout, fused)
-        t = step_time(model, data, graph, repeat)
-        base = base or t
+        steps.append(trainer(model, data, graph))
+    times = interleaved_median_times(steps, repeat)
+    for (label, *_), t in zip(cases, times):
         print(
-            f'  {label:<31}{t * 1e3:9.1f} ms   {t / base:5.2f}x vanilla '
+            f'  {label:<31}{t * 1e3:9.1f} ms   {t / times[0]:5.2f}x vanilla '
             f'edge_index'
         )
 
@@ -82,7 +85,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument('--threads', type=int, default=1)
     parser.add_argument('--nodes', type=int, default=67797)
-    parser.add_argument('--repeat', type=int, default=10)
+    parser.add_argument('--repeat', type=int, default=30)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     print(

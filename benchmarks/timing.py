@@ -21,6 +21,21 @@ def median_time(fn: Callable[[], object], repeat: int) -> float:
     return float(np.median(times))
 
 
+def interleaved_median_times(
+    fns: list[Callable[[], object]], repeat: int
+) -> list[float]:
+    r"""The median wall time of :obj:`repeat` calls of each function, in
+    seconds, calling them in turn (one call of each per round), so that
+    the machine's speed drifts alike for all of them."""
+    times: list[list[float]] = [[] for _ in fns]
+    for _ in range(repeat):
+        for fn, fn_times in zip(fns, times):
+            start = time.perf_counter()
+            fn()
+            fn_times.append(time.perf_counter() - start)
+    return [float(np.median(fn_times)) for fn_times in times]
+
+
 def resampler(prepared: Data) -> tuple[SamplingPlan, Callable[[], Tensor]]:
     r"""The default sampling plan of a prepared graph and a function that
     draws one sample and applies it, as a training pass does."""

@@ -2,15 +2,17 @@ r"""Drop-in :class:`~torch_geometric.nn.conv.GCNConv` and
 :class:`~torch_geometric.nn.conv.GATConv` whose sparse-adjacency path is one
 CSR product per layer, forward and backward.
 
-PyG's sparse path for :class:`~torch_geometric.nn.conv.GCNConv` transposes
-the adjacency (a sort of all edges) in every backward pass, and
-:class:`~torch_geometric.nn.conv.GATConv` has no sparse path: it materialises
-one message per edge and channel. Here both run
-:func:`csr_matmul`, whose backward reuses the transpose cached by
-:class:`torch_sparse.SparseTensor` and computes attention gradients with a
-sampled dense-dense product, so no :math:`|\mathcal{E}| \times F` tensor is
-built. Outputs and gradients equal PyG's up to floating-point summation
-order; edge lists and :obj:`torch.sparse` inputs take PyG's usual path.
+PyG's sparse path for :class:`~torch_geometric.nn.conv.GCNConv` inserts
+self-loops and transposes the adjacency (a sort of all edges) in every
+backward pass, and :class:`~torch_geometric.nn.conv.GATConv` has no sparse
+path: it materialises one message per edge and channel. Here both run
+:func:`csr_matmul`, whose backward reuses the transpose kept in the
+:class:`torch_sparse.SparseTensor` (BeMap's samples come with theirs) and
+computes attention gradients with a sampled dense-dense product, so no
+:math:`|\mathcal{E}| \times F` tensor is built; the GCN layer adds the
+self-loops as a diagonal instead of inserting them. Outputs and gradients
+equal PyG's up to floating-point summation order; edge lists and
+:obj:`torch.sparse` inputs take PyG's usual path.
 """
 
 import weakref

@@ -64,12 +64,11 @@ def hop_group_counts(
     row distinct. A chunk's rows are chosen so that their walk counts (an
     upper bound of the nodes they reach) times 20 bytes (40 on graphs with
     :math:`2^{31}` entries or more), the working memory per walk with a
-    margin, stay within :obj:`memory_budget`; a single node
-    whose bound alone exceeds the budget forms a chunk of its own. Beyond the
-    budget, the call holds the pattern of :math:`\mathbf{A} + \mathbf{I}`,
-    the walk bounds and the output, and builds that pattern with one sort,
-    in place on the CPU: :func:`exact_counting_memory` gives the resulting
-    bound on the peak memory.
+    margin, stay within :obj:`memory_budget`; a single node whose bound
+    alone exceeds the budget forms a chunk of its own. Beyond the budget,
+    the call holds the pattern of :math:`\mathbf{A} + \mathbf{I}`, the walk
+    bounds and the output, and builds that pattern with one sort, in place
+    on the CPU: :func:`~pyg_bemap.exact_counting_memory` bounds the peak.
 
     With :obj:`counting='walks'` (a cheaper approximation for huge graphs) the
     count is the number of walks of length at most :math:`L` that end in
@@ -120,9 +119,10 @@ def exact_counting_memory(
     num_groups: int = 2,
     memory_budget: int = DEFAULT_MEMORY_BUDGET,
 ) -> int:
-    r"""The most memory, in bytes, that :func:`hop_group_counts` with
-    :obj:`counting='exact'` allocates for a graph of :math:`N` nodes,
-    :math:`E` edges and :math:`G` groups:
+    r"""The most memory, in bytes, that
+    :func:`~pyg_bemap.hop_group_counts` with :obj:`counting='exact'`
+    allocates for a graph of :math:`N` nodes, :math:`E` edges and :math:`G`
+    groups:
 
     .. math::
         \max\bigl(17 (E + N),\ \mathrm{budget} + b (E + N)\bigr)
@@ -145,7 +145,8 @@ def exact_counting_memory(
         num_groups (int, optional): The number of groups :math:`G`.
             (default: :obj:`2`)
         memory_budget (int, optional): The working-memory budget given to
-            :func:`hop_group_counts`, in bytes. (default: :obj:`268435456`)
+            :func:`~pyg_bemap.hop_group_counts`, in bytes.
+            (default: :obj:`268435456`)
     """
     entries = num_edges + num_nodes
     index_bytes = 4 if _index_dtype(num_nodes, entries) == torch.int32 else 8
