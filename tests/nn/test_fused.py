@@ -105,6 +105,31 @@ def test_csr_matmul_gradients_match_a_dense_product():
     torch.testing.assert_close(value.grad, dense_value.grad[dense != 0])
 
 
+@pytest.mark.skipif(not WITH_TORCH_SPARSE, reason='needs torch-sparse')
+def test_csr_matmul_with_a_diagonal():
+    from torch_sparse import SparseTensor
+
+    gen = torch.Generator().manual_seed(2)
+    dense = torch.rand(6, 6, generator=gen) * (
+        torch.rand(6, 6, generator=gen) < 0.5
+    )
+    row, col = dense.nonzero().t()
+    adj = SparseTensor(
+        row=row, col=col, value=dense[row, col], sparse_sizes=(6, 6)
+    )
+    diagonal = torch.rand(6, 1, generator=gen)
+    x = torch.randn(6, 3, generator=gen, requires_grad=True)
+    (csr_matmul(adj, x, diagonal) ** 2).sum().backward()
+    x_ref = x.detach().clone().requires_grad_()
+    ((dense + torch.diag(diagonal.view(-1))) @ x_ref).pow(2).sum().backward()
+    torch.testing.assert_close(x.grad, x_ref.grad)
+    with pytest.raises(ValueError, match="'diagonal' must be a column"):
+        csr_matmul(adj, x, torch.rand(6))
+    edge_index = torch.stack([row, col])
+    with pytest.raises(ValueError, match="'diagonal' needs a SparseTensor"):
+        csr_matmul(to_torch_csr_tensor(edge_index, size=(6, 6)), x, diagonal)
+
+
 @pytest.mark.parametrize('name', ['gcn', 'gat-2-heads'])
 def test_torch_sparse_inputs_equal_pygs(name):
     x, edge_index = graph()

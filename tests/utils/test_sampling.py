@@ -121,6 +121,19 @@ def test_rule_4_in_both_layouts(monkeypatch, layout, seed):
     assert_rule_4(data.edge_index, mask, data.s)
 
 
+def test_keys_are_float32_under_a_float64_default(monkeypatch):
+    monkeypatch.setattr(sampling_module, '_MIN_BLOCK_ROWS', LAYOUTS['tail'])
+    data = random_graph(60, 900, 2, 1)
+    balance = torch.rand(60, generator=torch.Generator().manual_seed(1))
+    default = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        _, mask = balanced_edge_sample(data.edge_index, data.s, balance + 0.01)
+    finally:
+        torch.set_default_dtype(default)
+    assert_rule_4(data.edge_index, mask, data.s)
+
+
 def test_segmented_argsort_sorts_inside_segments():
     gen = torch.Generator().manual_seed(0)
     key = torch.rand(500, generator=gen)

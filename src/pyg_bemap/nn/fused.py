@@ -118,6 +118,16 @@ def csr_matmul(adj: Any, x: Tensor, diagonal: Tensor | None = None) -> Tensor:
         if diagonal is not None:
             raise ValueError("'diagonal' needs a SparseTensor and a 2-D 'x'")
         return spmm(adj, x)
+    if diagonal is not None and (
+        adj.size(0) != adj.size(1)
+        or diagonal.shape != (x.size(0), 1)
+        or diagonal.requires_grad
+    ):
+        raise ValueError(
+            f"'diagonal' must be a column of shape [{x.size(0)}, 1] without "
+            f'gradient, for a square matrix (got shape '
+            f'{tuple(diagonal.shape)} for a matrix of size {adj.sizes()})'
+        )
     rowptr, col, value = adj.csr()
     value = x.new_ones(col.numel()) if value is None else value.to(x.dtype)
     if not torch.is_grad_enabled() or not (

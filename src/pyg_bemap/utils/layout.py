@@ -86,7 +86,7 @@ class MaskedAdjacency:
         col = self.target_source.index_select(0, positions).long()
         if not WITH_TORCH_SPARSE:
             return torch.sparse_csr_tensor(
-                rowptr, col, torch.ones(col.numel()), size
+                rowptr, col, torch.ones(col.numel(), device=col.device), size
             )
         kept_by_source = mask.index_select(0, self.by_source)
         colptr = _exclusive_cumsum(kept_by_source)[self.source_ptr]

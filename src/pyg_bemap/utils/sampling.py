@@ -12,7 +12,8 @@ The work splits in three stages, so that a resample only does the random part:
    left to one segmented sort (the "tail"), which costs less than a sort
    call per small block.
 3. :func:`draw_edge_mask` (every training pass): one random key per sampled
-   edge, a row-wise sort of every block, two sorts of the tail, and a mask.
+   edge, a row-wise sort of every block, one segmented sort of the tail, and
+   a mask.
 """
 
 from typing import NamedTuple
@@ -213,7 +214,12 @@ def draw_edge_mask(
     to the order of the input edges.
     """
     device = plan.fixed_mask.device
-    key = torch.rand(plan.edge_id.numel(), generator=generator, device=device)
+    key = torch.rand(
+        plan.edge_id.numel(),
+        generator=generator,
+        device=device,
+        dtype=torch.float32,
+    )
     if plan.key_scale is not None:
         key = key.log_().mul_(plan.key_scale).neg_()
     slot = torch.empty(plan.edge_id.numel(), dtype=torch.long, device=device)
