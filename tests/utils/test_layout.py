@@ -5,13 +5,19 @@ import pyg_bemap.utils.layout as layout
 from pyg_bemap.utils.layout import MaskedAdjacency, transposed_adjacency
 
 
-@pytest.mark.parametrize('with_torch_sparse', [True, False])
-def test_transposed_adjacency_aggregates_sources_into_targets(
-    monkeypatch, with_torch_sparse
-):
-    if with_torch_sparse and not layout.WITH_TORCH_SPARSE:
+@pytest.fixture(params=[True, False], ids=['torch-sparse', 'torch.sparse'])
+def with_torch_sparse(request, monkeypatch):
+    r"""Runs a test with torch-sparse's layout (when installed) and with the
+    :obj:`torch.sparse` fallback."""
+    if request.param and not layout.WITH_TORCH_SPARSE:
         pytest.skip('needs torch-sparse')
-    monkeypatch.setattr(layout, 'WITH_TORCH_SPARSE', with_torch_sparse)
+    monkeypatch.setattr(layout, 'WITH_TORCH_SPARSE', request.param)
+    return request.param
+
+
+def test_transposed_adjacency_aggregates_sources_into_targets(
+    with_torch_sparse,
+):
     edge_index = torch.tensor([[1, 2, 0, 2], [0, 0, 1, 1]])  # sorted
     x = torch.tensor([[1.0], [10.0], [100.0]])
     for is_sorted in (True, False):
@@ -24,13 +30,7 @@ def test_transposed_adjacency_aggregates_sources_into_targets(
         assert out.view(-1).tolist() == [110.0, 101.0, 0.0]
 
 
-@pytest.mark.parametrize('with_torch_sparse', [True, False])
-def test_masked_adjacency_equals_a_sorted_build(
-    monkeypatch, with_torch_sparse
-):
-    if with_torch_sparse and not layout.WITH_TORCH_SPARSE:
-        pytest.skip('needs torch-sparse')
-    monkeypatch.setattr(layout, 'WITH_TORCH_SPARSE', with_torch_sparse)
+def test_masked_adjacency_equals_a_sorted_build(with_torch_sparse):
     gen = torch.Generator().manual_seed(0)
     edge_index = torch.randint(0, 30, (2, 400), generator=gen)
     edge_index[:, :10] = torch.arange(10).repeat(2, 1)  # self-loops
