@@ -40,5 +40,6 @@ def resampler(prepared: Data) -> tuple[SamplingPlan, Callable[[], Tensor]]:
     r"""The default sampling plan of a prepared graph and a function that
     draws one sample and applies it, as a training pass does."""
     plain = prepared.edge_index.as_tensor()
-    plan = prepared.edge_index.bemap.plan(plain, (0.25, 4, 'balance'))
+    cache = prepared.edge_index.bemap.sampler(prepared.edge_index, plain)
+    plan = cache.plan((0.25, 4, 'balance'))
     return plan, lambda: plain[:, draw_edge_mask(plan)]

@@ -99,23 +99,34 @@ def test_info_validates_inputs():
         )
 
 
-def test_shared_sample_is_redrawn_when_a_layer_asks_again():
-    edge_index, _, _ = carrier()
-    info, plain = edge_index.bemap, edge_index.as_tensor()
-    key = (0.25, 4, 'balance')
-    torch.manual_seed(0)
-    first = info.shared_sample(edge_index, plain, key, consumer=1)
-    assert info.shared_sample(edge_index, plain, key, consumer=2) is first
-    second = info.shared_sample(edge_index, plain, key, consumer=1)
-    assert second is not first
-    assert info.shared_sample(edge_index, plain, key, consumer=2) is second
-    other = info.shared_sample(edge_index, plain, (0.5, 1, 'uniform'), 1)
-    assert other is not second
-
-
-def test_info_rebinds_to_another_graph():
+def test_sampler_cache_is_rebuilt_for_another_graph():
     edge_index, data, balance = carrier()
     info = edge_index.bemap
+    cache = info.sampler(edge_index, edge_index.as_tensor())
+    assert info.sampler(edge_index, edge_index.as_tensor()) is cache
     other = data.edge_index[:, :10]
-    info.bind(other, other)
+    assert info.sampler(other, other) is not cache
     assert info.grouping.perm.numel() <= 10
+
+
+def test_an_alias_shares_the_information_and_a_copy_keeps_the_grouping():
+    edge_index, _, _ = carrier()
+    cache = edge_index.bemap.cache
+    detached = edge_index.detach()
+    assert detached.bemap is edge_index.bemap
+    assert detached.bemap.sampler(detached, detached.as_tensor()) is cache
+    cloned = edge_index.clone()
+    assert cloned.bemap is not edge_index.bemap
+    assert cloned.bemap.cache is not cache
+    assert cloned.bemap.grouping.perm is cache.grouping.perm  # not regrouped
+
+
+def test_an_in_place_edit_invalidates_the_cache():
+    edge_index, _, _ = carrier()
+    cache = edge_index.bemap.cache
+    assert cache.matches(edge_index)
+    edge_index[0, 0] = edge_index[1, 0]  # now a self-loop
+    assert not cache.matches(edge_index)
+    fresh = edge_index.bemap.sampler(edge_index, edge_index.as_tensor())
+    assert fresh is not cache
+    assert 0 not in fresh.grouping.perm.tolist()  # self-loops never sampled

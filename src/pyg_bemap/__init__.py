@@ -10,7 +10,7 @@ from pyg_bemap.edge_index import (
     get_bemap,
 )
 from pyg_bemap.metrics import FairnessReport, fairness_report
-from pyg_bemap.nn import BeMapConv, BeMapGCN, RowNormConv
+from pyg_bemap.nn import BeMapConv, BeMapGCN, RowNormConv, to_bemap
 from pyg_bemap.transforms import AttachBeMap, BalanceAwareSampling
 from pyg_bemap.utils import (
     balance_score,
@@ -45,5 +45,6 @@ __all__ = [
     'fairness_report',
     'get_bemap',
     'hop_group_counts',
+    'to_bemap',
     '__version__',
 ]

@@ -1,43 +1,24 @@
 r"""The carrier that lets BeMap's information travel with the graph."""
 
 import copy
-import weakref
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any
 
 import torch
 from torch import Tensor
 
+from pyg_bemap.sampler_cache import SamplerCache
 from pyg_bemap.utils.groups import check_edge_index, sensitive_groups
-from pyg_bemap.utils.layout import MaskedAdjacency
-from pyg_bemap.utils.sampling import (
-    EdgeGrouping,
-    SamplingPlan,
-    check_balance,
-    draw_edge_mask,
-    group_edges,
-    sampling_plan,
-)
-
-SamplerKey = tuple[float, int, str]
-
-
-class _Sample(NamedTuple):
-    mask: Tensor
-    forward_pass: int | None
-    consumers: set[int]
-    adjacency: dict[str, Any]  # the sample in other layouts, built once
+from pyg_bemap.utils.sampling import EdgeGrouping, check_balance
 
 
 class BeMapInfo:
-    r"""What BeMap's sampler needs about a graph: the sensitive group and the
-    balance score of every node, and caches derived from them for one edge
-    structure.
+    r"""What BeMap's sampler needs to know about the nodes of a graph: the
+    sensitive group and the balance score of every node.
 
-    The caches (the edge grouping, one
-    :class:`~pyg_bemap.utils.sampling.SamplingPlan` per sampler setting and
-    the current pass's sample) are valid for the graph object named by
-    :meth:`bind`; they are rebuilt when another graph comes.
+    It also holds the :class:`~pyg_bemap.sampler_cache.SamplerCache` of the
+    graph it was last used with (see :meth:`sampler`); the samples
+    themselves are shared as :mod:`pyg_bemap.nn.sample_sharing` describes.
 
     Args:
         sens (torch.Tensor): The sensitive group of every node, :obj:`[N]`.
@@ -54,130 +35,66 @@ class BeMapInfo:
             sens, num_nodes, num_groups
         )
         self.balance = check_balance(balance, self.sens)
-        self.grouping: EdgeGrouping | None = None
-        self._masked_adjacency: MaskedAdjacency | None = None
-        self._graph: weakref.ref | None = None
-        self._plans: dict[SamplerKey, SamplingPlan] = {}
-        self._samples: dict[SamplerKey, _Sample] = {}
+        self.cache: SamplerCache | None = None
 
     @property
     def num_nodes(self) -> int:
         return self.sens.numel()
 
-    def bind(self, graph: Any, edge_index: Tensor) -> None:
-        r"""Makes the caches belong to :obj:`graph` (whose edges are
-        :obj:`edge_index`), rebuilding them if they belonged to another one.
+    @property
+    def grouping(self) -> EdgeGrouping | None:
+        r"""The edge grouping of the cached graph, if any."""
+        return self.cache.grouping if self.cache is not None else None
+
+    def sampler(
+        self,
+        graph: Any,
+        edge_index: Tensor,
+        grouping: EdgeGrouping | None = None,
+    ) -> SamplerCache:
+        r"""Returns the sampler cache of :obj:`graph` (whose (source,
+        target) pairs are :obj:`edge_index`), building it when the cached
+        one belongs to another graph or the graph was modified in place.
+
+        Args:
+            graph: The graph as the layers receive it.
+            edge_index (torch.Tensor): Its edges, :obj:`[2, E]`.
+            grouping (EdgeGrouping, optional): Its edge grouping, if known.
+                (default: :obj:`None`)
         """
-        if self._graph is not None and self._graph() is graph:
-            return
+        cache = self.cache
+        if cache is not None and cache.matches(graph):
+            return cache
         check_edge_index(edge_index, self.num_nodes)
         if edge_index.device != self.sens.device:
             raise ValueError(
                 f'The graph is on {edge_index.device} but its '
                 f'BeMap information is on {self.sens.device}'
             )
-        grouping = self.grouping
-        if grouping is None or self._graph is not None:
-            grouping = group_edges(edge_index, self.sens, self.num_groups)
-        self.grouping = grouping
-        self._masked_adjacency = None
-        self._graph = weakref.ref(graph)
-        self._plans, self._samples = {}, {}
-
-    def plan(self, edge_index: Tensor, key: SamplerKey) -> SamplingPlan:
-        r"""Returns the cached
-        :class:`~pyg_bemap.utils.sampling.SamplingPlan` of a sampler
-        setting."""
-        if key not in self._plans:
-            assert self.grouping is not None, 'call bind() first'
-            beta, min_keep, strategy = key
-            self._plans[key] = sampling_plan(
-                edge_index,
-                self.grouping,
-                self.sens,
-                self.balance,
-                beta,
-                min_keep,
-                strategy,
-            )
-        return self._plans[key]
-
-    def shared_sample(
-        self,
-        graph: Any,
-        edge_index: Tensor,
-        key: SamplerKey,
-        consumer: int,
-        forward_pass: int | None = None,
-        generator: torch.Generator | None = None,
-    ) -> Tensor:
-        r"""Returns the edge mask of the current training pass.
-
-        A new sample is drawn when :obj:`forward_pass` (the id of the model
-        call, see :mod:`pyg_bemap.nn.forward_pass`) changes. Without a pass
-        id (layers called on their own), every layer (:obj:`consumer`) gets
-        the same sample until a layer asks a second time.
-        """
-        self.bind(graph, edge_index)
-        current = self._samples.get(key)
-        if forward_pass is not None:
-            fresh = current is None or current.forward_pass != forward_pass
-        else:
-            fresh = (
-                current is None
-                or current.forward_pass is not None
-                or consumer in current.consumers
-            )
-        if fresh:
-            mask = draw_edge_mask(self.plan(edge_index, key), generator)
-            current = _Sample(mask, forward_pass, set(), {})
-            self._samples[key] = current
-        assert current is not None
-        current.consumers.add(consumer)
-        return current.mask
-
-    def sampled_adjacency(self, edge_index: Tensor, key: SamplerKey) -> Any:
-        r"""The current sample of a sampler setting as a transposed sparse
-        adjacency sorted by target and source, with its transpose (see
-        :class:`~pyg_bemap.utils.layout.MaskedAdjacency`), built once per
-        sample and shared by the layers of a pass.
-        """
-        current = self._samples[key]
-        if 'sparse' in current.adjacency:
-            return current.adjacency['sparse']
-        if self._masked_adjacency is None:
-            self._masked_adjacency = MaskedAdjacency(
-                edge_index, self.num_nodes
-            )
-        adjacency = self._masked_adjacency(current.mask)
-        current.adjacency['sparse'] = adjacency
-        return adjacency
+        cache = SamplerCache(
+            graph,
+            edge_index,
+            self.sens,
+            self.balance,
+            self.num_groups,
+            grouping,
+        )
+        self.cache = cache
+        return cache
 
     def apply(self, fn: Callable[[Tensor], Tensor]) -> 'BeMapInfo':
         r"""Returns a copy with :obj:`fn` applied to every tensor (e.g. a
-        device move); the grouping is carried over, the other caches are
-        rebuilt on demand.
-        """
+        device move), without a cache (see :meth:`sampler`)."""
         out = BeMapInfo.__new__(BeMapInfo)
         out.sens, out.num_groups = fn(self.sens), self.num_groups
         out.balance = fn(self.balance)
-        out.grouping, out._masked_adjacency = None, None
-        if self.grouping is not None:
-            out.grouping = EdgeGrouping(*(fn(t) for t in self.grouping))
-        out._graph, out._plans, out._samples = None, {}, {}
+        out.cache = None
         return out
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
-        state.update(
-            _graph=None, _plans={}, _samples={}, _masked_adjacency=None
-        )
+        state['cache'] = None  # rebuilt on demand
         return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        if self.grouping is not None:
-            self.grouping = EdgeGrouping(*self.grouping)
 
     def __deepcopy__(self, memo: dict[int, Any]) -> 'BeMapInfo':
         return self.apply(lambda t: t.clone())
@@ -237,7 +154,7 @@ class BeMapEdgeIndex(Tensor):
         ):
             if out is args[0]:
                 return args[0]
-            return _carry(out, args[0].bemap, out.device)
+            return _carry(out, args[0].bemap)
         return out
 
     def as_tensor(self) -> Tensor:
@@ -245,10 +162,16 @@ class BeMapEdgeIndex(Tensor):
         return self.as_subclass(Tensor)
 
     def __reduce_ex__(self, proto: Any) -> Any:
-        return (_rebuild, (self.as_tensor(), self.bemap))
+        # The grouping travels, so that a saved dataset need not regroup.
+        return (_rebuild, (self.as_tensor(), self.bemap, self.bemap.grouping))
 
     def __deepcopy__(self, memo: dict[int, Any]) -> 'BeMapEdgeIndex':
-        out = _rebuild(self.as_tensor().clone(), copy.deepcopy(self.bemap))
+        grouping = self.bemap.grouping
+        if grouping is not None:
+            grouping = EdgeGrouping(*(t.clone() for t in grouping))
+        out = _rebuild(
+            self.as_tensor().clone(), copy.deepcopy(self.bemap), grouping
+        )
         memo[id(self)] = out
         return out
 
@@ -259,21 +182,30 @@ class BeMapEdgeIndex(Tensor):
         return f'{self.__class__.__name__}({body}, bemap={self.bemap})'
 
 
-def _carry(
-    edges: Tensor, info: BeMapInfo, device: torch.device
+def _carry(out: Tensor, info: BeMapInfo) -> BeMapEdgeIndex:
+    r"""The result of a graph-preserving operation as a carrier: with the
+    same information (and caches) when it is the same memory, e.g.
+    :meth:`detach`; else with a copy holding the grouping."""
+    if info.cache is not None and info.cache.matches(out):
+        return _rebuild(out, info)
+    device = out.device
+
+    def move(t: Tensor) -> Tensor:
+        return t.to(device) if t.device != device else t
+
+    grouping = info.grouping
+    if grouping is not None:
+        grouping = EdgeGrouping(*(move(t) for t in grouping))
+    return _rebuild(out, info.apply(move), grouping)
+
+
+def _rebuild(
+    edges: Tensor, info: BeMapInfo, grouping: Any = None
 ) -> BeMapEdgeIndex:
     out = edges.as_subclass(BeMapEdgeIndex)
-    if info.sens.device != device:
-        info = info.apply(lambda t: t.to(device))
-    else:
-        info = info.apply(lambda t: t)
     out.bemap = info
-    return out
-
-
-def _rebuild(edges: Tensor, info: BeMapInfo) -> BeMapEdgeIndex:
-    out = edges.as_subclass(BeMapEdgeIndex)
-    out.bemap = info
+    if grouping is not None:
+        info.sampler(out, out.as_tensor(), EdgeGrouping(*grouping))
     return out
 
 
@@ -302,7 +234,7 @@ def attach_bemap(
     )
     check_edge_index(plain, info.num_nodes)
     out = _rebuild(plain, info)
-    info.bind(out, plain)
+    info.sampler(out, plain)  # groups the edges
     return out
 
 

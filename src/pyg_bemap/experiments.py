@@ -15,7 +15,7 @@ from torch_geometric.typing import WITH_TORCH_SPARSE
 
 from pyg_bemap.edge_index import BeMapEdgeIndex, BeMapInfo, get_bemap
 from pyg_bemap.metrics import FairnessReport, fairness_report
-from pyg_bemap.nn import BeMapConv, RowNormConv
+from pyg_bemap.nn import BeMapConv, RowNormConv, to_bemap
 from pyg_bemap.nn.fused import FusedGATConv, FusedGCNConv
 from pyg_bemap.utils.layout import transposed_adjacency
 
@@ -78,19 +78,17 @@ class NodeClassifier(torch.nn.Module):
             'row': lambda i, o: RowNormConv(i, o),
         }
         make = makers[backbone]
-        convs = [make(in_channels, hyper.hidden), make(hyper.hidden, 1)]
-        if strategy is not None:
-            convs = [
-                BeMapConv(
-                    c,
-                    beta=hyper.beta,
-                    min_keep=hyper.min_keep,
-                    strategy=strategy,
-                )
-                for c in convs
-            ]
-        self.conv1, self.conv2 = convs
+        self.conv1 = make(in_channels, hyper.hidden)
+        self.conv2 = make(hyper.hidden, 1)
         self.dropout = hyper.dropout
+        if strategy is not None:
+            to_bemap(
+                self,
+                beta=hyper.beta,
+                min_keep=hyper.min_keep,
+                strategy=strategy,
+                inplace=True,
+            )
 
     def forward(
         self, x: Tensor, graph: Any, bemap: BeMapInfo | None = None

@@ -7,6 +7,7 @@ from torch_geometric.nn import (
     GCNConv,
     GINConv,
     GraphConv,
+    MessagePassing,
     SAGEConv,
 )
 from torch_geometric.nn.models import GCN
@@ -19,6 +20,7 @@ from pyg_bemap import (
     BeMapInfo,
     RowNormConv,
     balanced_edge_sample,
+    to_bemap,
 )
 from tests.conftest import random_graph
 
@@ -47,6 +49,47 @@ def test_repr():
         'BeMapConv(GATConv(16, 32, heads=1), beta=0.5, '
         "min_keep=2, strategy='degree', layout='auto')"
     )
+
+
+def test_channel_counts_build_a_gcn_conv():
+    torch.manual_seed(0)
+    conv = BeMapConv(16, 32, improved=True, beta=0.5)
+    assert str(conv) == (
+        'BeMapConv(GCNConv(16, 32), beta=0.5, min_keep=4, '
+        "strategy='balance', layout='auto')"
+    )
+    assert isinstance(conv.conv, GCNConv) and conv.conv.improved
+    torch.manual_seed(0)
+    assert torch.equal(conv.conv.lin.weight, GCNConv(16, 32).lin.weight)
+
+
+def test_bad_constructor_arguments_name_the_fix():
+    with pytest.raises(ValueError, match='needs both channel counts'):
+        BeMapConv(16)
+    with pytest.raises(ValueError, match='pass the arguments to the layer'):
+        BeMapConv(GCNConv(8, 4), 4)
+    with pytest.raises(ValueError, match="'improved'"):
+        BeMapConv(GCNConv(8, 4), improved=True)
+    with pytest.raises(ValueError, match='MessagePassing'):
+        BeMapConv(torch.nn.Linear(8, 4))
+    with pytest.raises(ValueError, match='cached=False'):
+        BeMapConv(16, 32, cached=True)
+
+
+def test_state_dict_has_the_inner_layers_keys():
+    inner = GCNConv(8, 4)
+    conv = BeMapConv(copy.deepcopy(inner))
+    assert list(conv.state_dict()) == list(inner.state_dict())
+    fresh = GCNConv(8, 4)
+    fresh.load_state_dict(conv.state_dict())  # and back, strictly
+    conv = BeMapConv(GCNConv(8, 4))
+    conv.load_state_dict(inner.state_dict())
+    assert torch.equal(conv.conv.lin.weight, inner.lin.weight)
+    # a state dict saved under the wrapper's own names loads too
+    saved = {f'conv.{k}': v for k, v in inner.state_dict().items()}
+    other = BeMapConv(GCNConv(8, 4))
+    other.load_state_dict(saved)
+    assert torch.equal(other.conv.bias, inner.bias)
 
 
 @pytest.mark.parametrize('name', list(CONVS))
@@ -94,7 +137,7 @@ def test_sampling_settings_reach_the_sampler():
     assert torch.allclose(out, conv.conv(data.x, sampled), atol=1e-6)
 
 
-class Recorder(torch.nn.Module):
+class Recorder(MessagePassing):
     r"""A conv that records the graphs it is given."""
 
     def __init__(self):
@@ -316,7 +359,7 @@ class TwiceModel(torch.nn.Module):
 
 def test_inside_a_model_every_call_of_a_pass_shares_the_sample():
     data = prepared()
-    model = TwiceModel()
+    model = to_bemap(TwiceModel())
     model(data.x, data.edge_index)
     model(data.x, data.edge_index)
     seen = model.first.conv.seen + model.shared.conv.seen
@@ -329,7 +372,7 @@ def test_inside_a_model_every_call_of_a_pass_shares_the_sample():
 
 def test_a_new_model_never_reuses_the_previous_models_sample():
     data = prepared()
-    first, second = TwiceModel(), TwiceModel()
+    first, second = to_bemap(TwiceModel()), to_bemap(TwiceModel())
     torch.manual_seed(0)
     first(data.x, data.edge_index)
     first(data.x, data.edge_index)

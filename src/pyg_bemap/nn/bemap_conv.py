@@ -1,10 +1,9 @@
 import inspect
-import itertools
 from typing import Any
 
 import torch
 from torch import Tensor
-from torch_geometric.nn.conv import MessagePassing
+from torch_geometric.nn.conv import GCNConv, MessagePassing
 from torch_geometric.typing import SparseTensor
 from torch_geometric.utils import (
     is_torch_sparse_tensor,
@@ -14,7 +13,8 @@ from torch_geometric.utils import (
 )
 
 from pyg_bemap.edge_index import BeMapEdgeIndex, BeMapInfo, get_bemap
-from pyg_bemap.nn.forward_pass import current_pass, install_pass_tracking
+from pyg_bemap.nn.sample_sharing import CallReplay, PassScope, layer_sample
+from pyg_bemap.sampler_cache import Sample, SamplerCache
 from pyg_bemap.utils.sampling import check_sampling_args
 
 #: How the sampled graph reaches the inner layer in training.
@@ -23,7 +23,8 @@ LAYOUTS = ('auto', 'edge_index', 'sparse')
 #: Arguments of a conv that hold one entry per edge.
 EDGE_LEVEL_ARGS = ('edge_weight', 'edge_attr', 'edge_type')
 
-_consumer_ids = itertools.count()
+#: The attribute under which a BeMapConv holds its inner layer.
+INNER = 'conv'
 
 
 class BeMapConv(MessagePassing):
@@ -39,15 +40,24 @@ class BeMapConv(MessagePassing):
     only one group is present; inside a group, neighbours are drawn without
     replacement proportionally to their balance score
     :math:`b_j = 1 / (D_j + \delta)` (see
-    :func:`~pyg_bemap.balanced_edge_sample`). One sample is drawn per pass (a
-    call of the model that contains the layers) and shared by all
-    :class:`BeMapConv` layers of the model; layers called on their own share
-    a sample until one of them is called again. The inner layer then
-    runs on the sampled graph with its own normalisation, so
+    :func:`~pyg_bemap.balanced_edge_sample`). The inner layer then runs on
+    the sampled graph with its own normalisation, so
     :obj:`BeMapConv(GCNConv(...))` is BeMap(sym),
     :obj:`BeMapConv(RowNormConv(...))` is BeMap(row) and
-    :obj:`BeMapConv(GATConv(...))` is BeMap(gat). In evaluation mode it is
-    exactly the inner layer on the full graph.
+    :obj:`BeMapConv(GATConv(...))` is BeMap(gat).
+    :obj:`BeMapConv(in_channels, out_channels, **kwargs)` builds
+    :obj:`GCNConv(in_channels, out_channels, **kwargs)` inside, so renaming
+    :obj:`GCNConv` in existing code is the whole change. In evaluation mode
+    it is exactly the inner layer on the full graph.
+
+    One sample is drawn per pass (a call of the model) and used by all
+    :class:`BeMapConv` layers of the pass, also by a layer called twice, in
+    models prepared by :func:`~pyg_bemap.to_bemap`; layers outside such a
+    model share a sample until one of them is called again. A recomputation
+    under activation checkpointing uses the sample of the call it
+    recomputes. :mod:`pyg_bemap.nn.sample_sharing` has the rules. The
+    state dict holds the inner layer's entries under the inner layer's own
+    names, so checkpoints of the vanilla model load and vice versa.
 
     The graph must carry its groups and balance scores: apply
     :class:`~pyg_bemap.BalanceAwareSampling` to the data, or pass a
@@ -55,9 +65,14 @@ class BeMapConv(MessagePassing):
     :class:`torch_sparse.SparseTensor` and :obj:`torch.sparse` adjacencies).
 
     Args:
-        conv (MessagePassing): The layer to wrap (e.g. :obj:`GCNConv`,
-            :obj:`GATConv`, :obj:`SAGEConv`, :obj:`GraphConv`, :obj:`GINConv`).
-            It must not cache its normalised graph (:obj:`cached=True`).
+        conv (MessagePassing or int): The layer to wrap (e.g.
+            :obj:`GCNConv`, :obj:`GATConv`, :obj:`SAGEConv`,
+            :obj:`GraphConv`, :obj:`GINConv`), which must not cache its
+            normalised graph (:obj:`cached=True`); or the number of input
+            channels of a :class:`~torch_geometric.nn.conv.GCNConv` to build.
+        out_channels (int, optional): The output channels of the
+            :class:`~torch_geometric.nn.conv.GCNConv` to build (only with
+            :obj:`conv` an integer). (default: :obj:`None`)
         beta (float, optional): Share :math:`\beta` of a one-group
             neighbourhood to keep. (default: :obj:`0.25`)
         min_keep (int, optional): Minimum :math:`m` of neighbours kept of a
@@ -76,6 +91,8 @@ class BeMapConv(MessagePassing):
             order of floating-point sums. (default: :obj:`'auto'`)
         generator (torch.Generator, optional): The random generator of the
             samples. (default: :obj:`None`, the global one)
+        **kwargs (optional): The other arguments of the
+            :class:`~torch_geometric.nn.conv.GCNConv` to build.
 
     Under :func:`torch.compile`, evaluation adds no graph break to the inner
     layer's; in training the sample is drawn eagerly, outside the compiled
@@ -92,23 +109,21 @@ class BeMapConv(MessagePassing):
 
     def __init__(
         self,
-        conv: MessagePassing,
+        conv: MessagePassing | int,
+        out_channels: int | None = None,
         *,
         beta: float = 0.25,
         min_keep: int = 4,
         strategy: str = 'balance',
         layout: str = 'auto',
         generator: torch.Generator | None = None,
+        **kwargs: Any,
     ):
         super().__init__(aggr=None)
+        conv = _inner_layer(conv, out_channels, kwargs)
         if layout not in LAYOUTS:
             raise ValueError(
                 f"'layout' must be one of {LAYOUTS} (got '{layout}')"
-            )
-        if not isinstance(conv, torch.nn.Module):
-            raise ValueError(
-                f"'conv' must be a message-passing layer "
-                f'(got {type(conv).__name__})'
             )
         if getattr(conv, 'cached', False):
             raise ValueError(
@@ -123,9 +138,25 @@ class BeMapConv(MessagePassing):
         self.strategy = strategy
         self.layout = layout
         self.generator = generator
-        self._consumer = next(_consumer_ids)
-        install_pass_tracking()
+        #: The pass scope of the model the layer is in (see
+        #: :func:`~pyg_bemap.to_bemap`), or :obj:`None`.
+        self.pass_scope: PassScope | None = None
+        self._replay = CallReplay()
         self._arg_names = _positional_names(conv)
+        self.register_state_dict_post_hook(_inner_names_on_save)
+        self.register_load_state_dict_pre_hook(_inner_names_on_load)
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        r"""The sampler settings, as :func:`~pyg_bemap.to_bemap` takes
+        them."""
+        return dict(
+            beta=self.beta,
+            min_keep=self.min_keep,
+            strategy=self.strategy,
+            layout=self.layout,
+            generator=self.generator,
+        )
 
     def reset_parameters(self) -> None:
         r"""Resets all learnable parameters of the inner layer."""
@@ -177,25 +208,28 @@ class BeMapConv(MessagePassing):
                 "'bemap=BeMapInfo(sens, balance)'"
             )
         pairs, rebuild = _as_edge_pairs(edge_index)
-        mask = self._sample(info, graph, pairs)
+        cache, sample = self._sample(info, graph, pairs)
         if self._sparse_layout(edge_index, args, kwargs):
-            adj_t = info.sampled_adjacency(edge_index, self._sampler_key)
-            return self.conv(x, adj_t, *args, **kwargs)
-        args, kwargs = self._mask_edge_args(args, kwargs, mask)
-        return self.conv(x, rebuild(mask), *args, **kwargs)
+            return self.conv(x, cache.adjacency(sample), *args, **kwargs)
+        args, kwargs = self._mask_edge_args(args, kwargs, sample.mask)
+        return self.conv(x, rebuild(sample.mask), *args, **kwargs)
 
     @torch.compiler.disable
-    def _sample(self, info: BeMapInfo, graph: Any, pairs: Tensor) -> Tensor:
+    def _sample(
+        self, info: BeMapInfo, graph: Any, pairs: Tensor
+    ) -> tuple[SamplerCache, Sample]:
         # Drawn eagerly, also under torch.compile: compiled random ops use
         # another generator, and the same seed must give the same sample.
-        return info.shared_sample(
-            graph,
-            pairs,
+        cache = info.sampler(graph, pairs)
+        sample = layer_sample(
+            cache,
             self._sampler_key,
-            self._consumer,
-            current_pass(),
+            self,
+            self.pass_scope,
+            self._replay,
             self.generator,
         )
+        return cache, sample
 
     @property
     def _sampler_key(self) -> tuple[float, int, str]:
@@ -251,6 +285,70 @@ class BeMapConv(MessagePassing):
             f'min_keep={self.min_keep}, strategy={self.strategy!r}, '
             f'layout={self.layout!r})'
         )
+
+
+def _inner_layer(
+    conv: Any, out_channels: int | None, kwargs: dict[str, Any]
+) -> MessagePassing:
+    r"""The layer to wrap: :obj:`conv`, or a :obj:`GCNConv` built from
+    channel counts."""
+    if isinstance(conv, int) and not isinstance(conv, bool):
+        if out_channels is None:
+            raise ValueError(
+                "'BeMapConv(in_channels, out_channels)' builds a GCNConv and "
+                f'needs both channel counts (got in_channels={conv} only)'
+            )
+        return GCNConv(conv, out_channels, **kwargs)
+    if not isinstance(conv, MessagePassing):
+        raise ValueError(
+            f'BeMapConv wraps a message-passing layer (a subclass of '
+            f"torch_geometric.nn.conv.MessagePassing, e.g. 'GCNConv(16, "
+            f"32)') or builds a GCNConv from 'in_channels, out_channels' "
+            f'(got {type(conv).__name__})'
+        )
+    if out_channels is not None or kwargs:
+        given = ['out_channels'] * (out_channels is not None) + list(kwargs)
+        raise ValueError(
+            f'BeMapConv got a layer and {given}: pass the arguments to the '
+            f'layer you build, or pass channel counts to build a GCNConv'
+        )
+    return conv
+
+
+def _inner_names_on_save(
+    module: torch.nn.Module,
+    state_dict: dict[str, Any],
+    prefix: str,
+    local_metadata: Any,
+) -> None:
+    r"""Saves the inner layer's entries under its own names
+    (:obj:`lin.weight`, not :obj:`conv.lin.weight`), as in the vanilla
+    model."""
+    inner = f'{prefix}{INNER}.'
+    for key in [k for k in state_dict if k.startswith(inner)]:
+        state_dict[prefix + key[len(inner) :]] = state_dict.pop(key)
+    metadata = getattr(state_dict, '_metadata', None)
+    if metadata is not None:
+        for key in [k for k in metadata if k.startswith(inner)]:
+            metadata[prefix + key[len(inner) :]] = metadata.pop(key)
+        if f'{prefix}{INNER}' in metadata:
+            metadata[prefix[:-1]] = metadata.pop(f'{prefix}{INNER}')
+
+
+def _inner_names_on_load(
+    module: torch.nn.Module,
+    state_dict: dict[str, Any],
+    prefix: str,
+    *args: Any,
+) -> None:
+    r"""Loads the inner layer's entries saved under its own names (this
+    layer's or the vanilla model's checkpoints); entries saved under
+    :obj:`conv.` load as they are."""
+    expected = set(getattr(module, INNER).state_dict())
+    for key in [k for k in state_dict if k.startswith(prefix)]:
+        name = key[len(prefix) :]
+        if name in expected:
+            state_dict[f'{prefix}{INNER}.{name}'] = state_dict.pop(key)
 
 
 def _positional_names(conv: torch.nn.Module) -> tuple[str, ...]:

@@ -1,9 +1,8 @@
 from typing import Any
 
-from torch_geometric.nn.conv import MessagePassing
 from torch_geometric.nn.models import GCN
 
-from pyg_bemap.nn.bemap_conv import BeMapConv
+from pyg_bemap.nn.to_bemap import to_bemap
 
 
 class BeMapGCN(GCN):
@@ -11,7 +10,8 @@ class BeMapGCN(GCN):
     :class:`~torch_geometric.nn.conv.GCNConv` wrapped in
     :class:`~pyg_bemap.BeMapConv`: BeMap(sym) from `"BeMap: Balanced Message
     Passing for Fair Graph Neural Network"
-    <https://arxiv.org/abs/2306.04107>`_, the two-line adoption packaged.
+    <https://arxiv.org/abs/2306.04107>`_: :obj:`to_bemap(GCN(...))` as a
+    class, whose subclasses may build other layers in :meth:`init_conv`.
 
     Args:
         in_channels (int): Size of each input sample.
@@ -44,19 +44,17 @@ class BeMapGCN(GCN):
         layout: str = 'auto',
         **kwargs: Any,
     ):
-        # init_conv runs inside GCN.__init__, so the settings come first.
-        self.bemap_kwargs: dict[str, Any] = dict(
-            beta=beta, min_keep=min_keep, strategy=strategy, layout=layout
-        )
         super().__init__(
             in_channels, hidden_channels, num_layers, out_channels, **kwargs
         )
-
-    def init_conv(
-        self, in_channels: int, out_channels: int, **kwargs: Any
-    ) -> MessagePassing:
-        conv = super().init_conv(in_channels, out_channels, **kwargs)
-        return BeMapConv(conv, **self.bemap_kwargs)
+        to_bemap(
+            self,
+            beta=beta,
+            min_keep=min_keep,
+            strategy=strategy,
+            layout=layout,
+            inplace=True,
+        )
 
 
 __all__ = ['BeMapGCN']

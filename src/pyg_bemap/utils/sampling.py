@@ -13,7 +13,9 @@ The work splits in three stages, so that a resample only does the random part:
    call per small block.
 3. :func:`draw_edge_mask` (every training pass): one random key per sampled
    edge, a row-wise sort of every block, one segmented sort of the tail, and
-   a mask.
+   a mask. :func:`draw_seeded_edge_mask` draws the keys from a generator
+   seeded with one integer, so that a sample can be drawn again from its
+   seed alone.
 """
 
 from typing import NamedTuple
@@ -29,6 +31,8 @@ from pyg_bemap.utils.groups import (
 
 STRATEGIES = ('balance', 'uniform', 'degree')
 DEGREE_EXPONENT = 0.75
+#: Seeds are drawn from [0, SEED_RANGE).
+SEED_RANGE = 2**62
 # Blocks with fewer rows go to the tail.
 _MIN_BLOCK_ROWS = 16
 
@@ -237,6 +241,21 @@ def draw_edge_mask(
     return plan.fixed_mask.clone().index_fill_(0, kept, True)
 
 
+def draw_seed(generator: torch.Generator | None = None) -> int:
+    r"""Draws one seed in :math:`[0, 2^{62})` from :obj:`generator`
+    (default: torch's default CPU generator)."""
+    device = generator.device if generator is not None else 'cpu'
+    seed = torch.randint(SEED_RANGE, (1,), generator=generator, device=device)
+    return int(seed.item())
+
+
+def draw_seeded_edge_mask(plan: SamplingPlan, seed: int) -> Tensor:
+    r""":func:`draw_edge_mask` with keys from a generator seeded with
+    :obj:`seed` on the plan's device: the same seed gives the same mask."""
+    generator = torch.Generator(device=plan.fixed_mask.device)
+    return draw_edge_mask(plan, generator.manual_seed(seed))
+
+
 def _segmented_argsort(key: Tensor, segment: Tensor) -> Tensor:
     r"""The order that sorts non-negative float32 :obj:`key` inside every
     run of equal, non-decreasing :obj:`segment`: one sort of
@@ -338,7 +357,9 @@ def balanced_edge_sample(
             :obj:`'degree'`. (default: :obj:`'balance'`)
         training (bool, optional): If set to :obj:`False`, returns the input
             unchanged and an all-true mask. (default: :obj:`True`)
-        generator (torch.Generator, optional): The random generator.
+        generator (torch.Generator, optional): The random generator, from
+            which one seed is drawn; the keys come from a generator seeded
+            with it, as in :class:`~pyg_bemap.BeMapConv`.
             (default: :obj:`None`, the global one)
 
     Returns:
@@ -362,5 +383,5 @@ def balanced_edge_sample(
     plan = sampling_plan(
         edge_index, grouping, sens, balance, beta, min_keep, strategy
     )
-    mask = draw_edge_mask(plan, generator)
+    mask = draw_seeded_edge_mask(plan, draw_seed(generator))
     return edge_index[:, mask], mask

@@ -1,0 +1,157 @@
+r"""Turns an existing model into its BeMap version."""
+
+import copy
+from typing import Any
+
+import torch
+from torch_geometric.nn.conv import HeteroConv, MessagePassing
+
+from pyg_bemap.nn.bemap_conv import BeMapConv
+from pyg_bemap.nn.sample_sharing import PassScope
+from pyg_bemap.utils.sampling import check_sampling_args
+
+#: The attribute under which a model keeps its pass scope.
+SCOPE_ATTR = 'bemap_pass_scope'
+
+
+def to_bemap(
+    model: torch.nn.Module,
+    *,
+    beta: float = 0.25,
+    min_keep: int = 4,
+    strategy: str = 'balance',
+    layout: str = 'auto',
+    generator: torch.Generator | None = None,
+    inplace: bool = False,
+) -> torch.nn.Module:
+    r"""Converts a model into its BeMap version, as in the `"BeMap: Balanced
+    Message Passing for Fair Graph Neural Network"
+    <https://arxiv.org/abs/2306.04107>`_ paper: every message-passing layer
+    (the outermost :class:`~torch_geometric.nn.conv.MessagePassing` modules)
+    is wrapped in :class:`~pyg_bemap.BeMapConv`, so that in training each
+    layer passes messages over a fair neighbourhood, and in evaluation the
+    model computes exactly what it computed before.
+
+    .. code-block:: python
+
+        data = BalanceAwareSampling(sens_attr='s')(data)
+        model = to_bemap(GCN(data.num_features, 64, num_layers=2,
+                             out_channels=2))
+        out = model(data.x, data.edge_index)  # forward code unchanged
+
+    It works on :mod:`torch_geometric.nn.models` (e.g.
+    :class:`~torch_geometric.nn.models.GCN`, :obj:`GAT`, :obj:`GraphSAGE`,
+    :obj:`GIN`, :obj:`EdgeCNN`), on :class:`~torch_geometric.nn.DeepGCNLayer`
+    stacks, on layers inside :class:`torch.nn.ModuleList`,
+    :class:`torch.nn.Sequential` and :class:`torch_geometric.nn.Sequential`,
+    and on a user's own classes, and keeps the model's weights. It also
+    gives the model a :class:`~pyg_bemap.nn.sample_sharing.PassScope`: one
+    sample per call of the model, shared by all its BeMap layers, also by a
+    layer called twice, per thread. Converting a converted model with the
+    same settings changes nothing. State dicts keep the vanilla model's
+    keys, so its checkpoints load into the BeMap model and back.
+
+    Args:
+        model (torch.nn.Module): The model (or a single message-passing
+            layer).
+        beta (float, optional): See :class:`~pyg_bemap.BeMapConv`.
+            (default: :obj:`0.25`)
+        min_keep (int, optional): See :class:`~pyg_bemap.BeMapConv`.
+            (default: :obj:`4`)
+        strategy (str, optional): See :class:`~pyg_bemap.BeMapConv`.
+            (default: :obj:`'balance'`)
+        layout (str, optional): See :class:`~pyg_bemap.BeMapConv`.
+            (default: :obj:`'auto'`)
+        generator (torch.Generator, optional): See
+            :class:`~pyg_bemap.BeMapConv`. (default: :obj:`None`)
+        inplace (bool, optional): Converts :obj:`model` itself instead of a
+            deep copy. (default: :obj:`False`)
+
+    Raises:
+        ValueError: If the model has no message-passing layer, a layer
+            caches its normalised graph (:obj:`cached=True`), a layer is a
+            :class:`~torch_geometric.nn.conv.HeteroConv`, or a layer is
+            already a :class:`~pyg_bemap.BeMapConv` with other settings.
+    """
+    if not isinstance(model, torch.nn.Module):
+        raise ValueError(
+            f"'model' must be a torch.nn.Module (got {type(model).__name__})"
+        )
+    settings: dict[str, Any] = dict(
+        beta=beta,
+        min_keep=min_keep,
+        strategy=strategy,
+        layout=layout,
+        generator=generator,
+    )
+    check_sampling_args(beta, min_keep, strategy)
+    if not inplace:
+        model = copy.deepcopy(model)
+    if isinstance(model, MessagePassing) and not isinstance(model, BeMapConv):
+        model = _wrap('model', model, settings)
+    else:
+        layers = _message_passing_layers(model)
+        if not layers:
+            raise ValueError(
+                f'to_bemap found no message-passing layer in '
+                f'{type(model).__name__}: it wraps the modules that subclass '
+                f'torch_geometric.nn.conv.MessagePassing (GCNConv, SAGEConv, '
+                f'...)'
+            )
+        for name, parent, child_name, layer in layers:
+            setattr(parent, child_name, _wrap(name, layer, settings))
+    _scope(model)
+    return model
+
+
+def _message_passing_layers(
+    model: torch.nn.Module, prefix: str = ''
+) -> list[tuple[str, torch.nn.Module, str, torch.nn.Module]]:
+    r"""The outermost message-passing modules below :obj:`model`, as
+    :obj:`(qualified name, parent, name in parent, module)`."""
+    found = []
+    for name, child in model.named_children():
+        qualified = f'{prefix}{name}'
+        if isinstance(child, HeteroConv):
+            raise ValueError(
+                f"to_bemap cannot convert '{qualified}' ({child}): BeMap "
+                f'supports homogeneous graphs only'
+            )
+        if isinstance(child, MessagePassing):
+            found.append((qualified, model, name, child))
+        else:
+            found += _message_passing_layers(child, f'{qualified}.')
+    return found
+
+
+def _wrap(
+    name: str, layer: MessagePassing, settings: dict[str, Any]
+) -> BeMapConv:
+    if isinstance(layer, BeMapConv):
+        if layer.settings != settings:
+            raise ValueError(
+                f"'{name}' is already a BeMapConv with settings "
+                f'{layer.settings}, not {settings}; convert the vanilla '
+                f'model instead'
+            )
+        return layer
+    if getattr(layer, 'cached', False):
+        raise ValueError(
+            f"to_bemap cannot convert '{name}' ({layer}): it caches its "
+            f'normalised graph (cached=True) and would reuse the first '
+            f'sampled neighbourhood forever; build it with cached=False'
+        )
+    return BeMapConv(layer, **settings)
+
+
+def _scope(model: torch.nn.Module) -> None:
+    r"""Gives :obj:`model` a pass scope (once) and its BeMap layers that
+    scope."""
+    scope = model.__dict__.get(SCOPE_ATTR)
+    if scope is None:
+        scope = PassScope()
+        scope.register(model)
+        setattr(model, SCOPE_ATTR, scope)
+    for module in model.modules():
+        if isinstance(module, BeMapConv):
+            module.pass_scope = scope

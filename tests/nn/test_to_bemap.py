@@ -1,0 +1,170 @@
+import copy
+
+import pytest
+import torch
+from torch_geometric.nn import (
+    GCNConv,
+    GENConv,
+    HeteroConv,
+    SAGEConv,
+    Sequential,
+)
+from torch_geometric.nn.models import GAT, GCN, GIN, EdgeCNN, GraphSAGE
+
+from pyg_bemap import BalanceAwareSampling, BeMapConv, to_bemap
+from tests.conftest import random_graph
+from tests.nn.test_checkpointing import DeepGCN
+
+
+class OwnModel(torch.nn.Module):
+    r"""A user's own class: layers in a ModuleList and a torch Sequential."""
+
+    def __init__(self):
+        super().__init__()
+        self.convs = torch.nn.ModuleList([SAGEConv(8, 16), GCNConv(16, 16)])
+        self.more = torch.nn.Sequential(GENConv(16, 4))
+        self.lin = torch.nn.Linear(4, 4)
+
+    def forward(self, x, edge_index):
+        for conv in self.convs:
+            x = conv(x, edge_index).relu()
+        for conv in self.more:
+            x = conv(x, edge_index)
+        return self.lin(x)
+
+
+MODELS = {
+    'GCN': lambda: GCN(8, 16, num_layers=2, out_channels=4),
+    'GAT': lambda: GAT(8, 16, num_layers=2, out_channels=4, heads=2),
+    'GraphSAGE': lambda: GraphSAGE(8, 16, num_layers=2, out_channels=4),
+    'GIN': lambda: GIN(8, 16, num_layers=2, out_channels=4),
+    'EdgeCNN': lambda: EdgeCNN(8, 16, num_layers=2, out_channels=4),
+    'DeepGCNLayer': lambda: DeepGCN(ckpt_grad=False),
+    'pyg Sequential': lambda: Sequential(
+        'x, edge_index',
+        [
+            (GCNConv(8, 16), 'x, edge_index -> x'),
+            torch.nn.ReLU(),
+            (SAGEConv(16, 4), 'x, edge_index -> x'),
+        ],
+    ),
+    'own class': OwnModel,
+}
+
+
+@pytest.fixture(scope='module')
+def data():
+    return BalanceAwareSampling()(random_graph(60, 600, 2, 0))
+
+
+def bemap_layers(model):
+    return [m for m in model.modules() if isinstance(m, BeMapConv)]
+
+
+@pytest.mark.parametrize('name', list(MODELS))
+def test_every_family(data, name):
+    torch.manual_seed(0)
+    vanilla = MODELS[name]()
+    model = to_bemap(vanilla)
+    plain = data.edge_index.as_tensor()
+    assert bemap_layers(model) and not bemap_layers(vanilla)
+    # evaluation: exactly the original model
+    vanilla.eval(), model.eval()
+    expected = vanilla(data.x, plain)
+    assert torch.equal(model(data.x, data.edge_index), expected)
+    # training: a fresh fair sample every pass, one scope for all layers
+    model.train()
+    scope = model.bemap_pass_scope
+    assert all(layer.pass_scope is scope for layer in bemap_layers(model))
+    if name == 'DeepGCNLayer':  # dropout: fix the seed, vary the sample
+        model.apply(lambda m: setattr(m, 'dropout', 0.0))
+    first = model(data.x, data.edge_index)
+    assert not torch.allclose(first, model(data.x, data.edge_index))
+    first.sum().backward()
+    # a vanilla checkpoint loads, strictly, and the BeMap one loads back
+    fresh = to_bemap(MODELS[name]())
+    fresh.load_state_dict(vanilla.state_dict())
+    fresh.eval()
+    assert torch.equal(fresh(data.x, data.edge_index), expected)
+    again = MODELS[name]()
+    again.load_state_dict(fresh.state_dict())
+    again.eval()
+    assert torch.equal(again(data.x, plain), expected)
+
+
+def test_settings_reach_every_layer():
+    generator = torch.Generator()
+    model = to_bemap(
+        OwnModel(),
+        beta=0.5,
+        min_keep=2,
+        strategy='degree',
+        layout='edge_index',
+        generator=generator,
+    )
+    assert [layer.settings for layer in bemap_layers(model)] == [
+        dict(
+            beta=0.5,
+            min_keep=2,
+            strategy='degree',
+            layout='edge_index',
+            generator=generator,
+        )
+    ] * 3
+
+
+def test_copy_by_default_or_in_place():
+    vanilla = GCN(8, 16, num_layers=2)
+    model = to_bemap(vanilla)
+    assert model is not vanilla and not bemap_layers(vanilla)
+    assert to_bemap(vanilla, inplace=True) is vanilla
+    assert len(bemap_layers(vanilla)) == 2
+
+
+def test_idempotent(data):
+    model = to_bemap(GCN(8, 16, num_layers=2))
+    layers, scope = bemap_layers(model), model.bemap_pass_scope
+    hooks = len(model._forward_pre_hooks), len(model._forward_hooks)
+    again = to_bemap(model, inplace=True)
+    assert bemap_layers(again) == layers
+    assert again.bemap_pass_scope is scope
+    assert (len(again._forward_pre_hooks), len(again._forward_hooks)) == hooks
+    assert all(not isinstance(m.conv, BeMapConv) for m in layers)
+    with pytest.raises(ValueError, match="'convs.0' is already a BeMapConv"):
+        to_bemap(model, beta=0.5)
+
+
+def test_a_single_layer(data):
+    model = to_bemap(GCNConv(8, 4))
+    assert isinstance(model, BeMapConv)
+    assert model.pass_scope is model.bemap_pass_scope
+    model(data.x, data.edge_index).sum().backward()
+
+
+def test_refusals_name_the_layer():
+    with pytest.raises(ValueError, match=r"'convs.1' \(GCNConv.*cached=True"):
+        model = GCN(8, 16, num_layers=2)
+        model.convs[1].cached = True
+        to_bemap(model)
+    with pytest.raises(ValueError, match='found no message-passing layer'):
+        to_bemap(torch.nn.Sequential(torch.nn.Linear(8, 8)))
+    hetero = torch.nn.ModuleDict(
+        {'conv': HeteroConv({('a', 'to', 'b'): SAGEConv(-1, 4)})}
+    )
+    with pytest.raises(ValueError, match="'conv'.*homogeneous"):
+        to_bemap(hetero)
+    with pytest.raises(ValueError, match='torch.nn.Module'):
+        to_bemap('GCN')
+    with pytest.raises(ValueError, match='beta'):
+        to_bemap(GCN(8, 16, num_layers=2), beta=3.0)
+
+
+def test_original_model_is_untouched_by_training_the_copy(data):
+    vanilla = GCN(8, 16, num_layers=2)
+    before = copy.deepcopy(vanilla.state_dict())
+    model = to_bemap(vanilla)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    model(data.x, data.edge_index).sum().backward()
+    optimizer.step()
+    for key, value in vanilla.state_dict().items():
+        assert torch.equal(value, before[key])
