@@ -1,20 +1,24 @@
 r"""Does BeMap slow down models that do not use it?
 
 Times the forward pass of an unrelated model (an MLP of 50 linear layers) in
-two worker processes: one that never imports pyg_bemap, and one that first
-builds and trains BeMap models (a model converted by to_bemap, a BeMapGCN,
-layers called on their own, a checkpointed pass). The workers take turns,
-one round each at a time (the order alternating), so that the machine's
-drift affects both alike. Prints the median forward time of each and their
-ratio (target: at most 1.02x).
+three worker processes: one that imports torch only, one that builds and
+trains vanilla PyG models on a graph, and one that does the same with BeMap
+models (a model converted by to_bemap, a BeMapGCN, a layer called on its
+own, a checkpointed pass). The workers take turns, one short round each at
+a time (the order rotating), so that the machine's drift affects all alike;
+each round gives paired ratios of the workers' median times. Prints each
+worker's median time and the medians of the paired ratios with 95 %
+bootstrap intervals. The target is on BeMap against vanilla models (the
+same work without BeMap): at most 1.02x.
 
-    python benchmarks/bench_unrelated.py [--rounds 30] [--calls 200]
+    python benchmarks/bench_unrelated.py [--rounds 300] [--calls 25]
 """
 
 import argparse
 import multiprocessing as mp
 import time
 
+import numpy as np
 import torch
 
 
@@ -26,8 +30,9 @@ def unrelated_model():
     return torch.nn.Sequential(*layers), torch.randn(32, 64)
 
 
-def use_bemap():
-    r"""Builds and trains BeMap models the ways a user would."""
+def train_models(bemap):
+    r"""Builds and trains GCN models on a small graph, vanilla or BeMap
+    (the ways a user adopts it), and returns them."""
     from torch.utils.checkpoint import checkpoint
     from torch_geometric.nn import GCNConv
     from torch_geometric.nn.models import GCN
@@ -36,23 +41,26 @@ def use_bemap():
     from pyg_bemap.datasets import biased_sbm
 
     data = BalanceAwareSampling()(biased_sbm(300, seed=0))
+    convert = to_bemap if bemap else (lambda model: model)
+    layer = GCNConv(data.num_features, 4)
     models = [
-        to_bemap(GCN(data.num_features, 16, num_layers=2, out_channels=2)),
-        BeMapGCN(data.num_features, 16, num_layers=2, out_channels=2),
+        convert(GCN(data.num_features, 16, num_layers=2, out_channels=2)),
+        (BeMapGCN if bemap else GCN)(
+            data.num_features, 16, num_layers=2, out_channels=2
+        ),
+        BeMapConv(layer) if bemap else layer,
     ]
     for model in models:
         for _ in range(3):
             model(data.x, data.edge_index).sum().backward()
-    layer = BeMapConv(GCNConv(data.num_features, 4))
-    layer(data.x, data.edge_index).sum().backward()
     out = checkpoint(models[0], data.x, data.edge_index, use_reentrant=False)
     out.sum().backward()
-    return models + [layer]  # kept alive while timing
+    return models
 
 
-def worker(with_bemap, connection, calls):
+def worker(kind, connection, calls):
     torch.set_num_threads(1)
-    kept = use_bemap() if with_bemap else None
+    kept = train_models(kind == 'bemap') if kind != 'torch' else None
     model, x = unrelated_model()
     with torch.no_grad():
         for _ in range(calls):  # warm-up
@@ -63,50 +71,66 @@ def worker(with_bemap, connection, calls):
                 start = time.perf_counter()
                 model(x)
                 times.append(time.perf_counter() - start)
-            times.sort()
-            connection.send(times[len(times) // 2])
+            connection.send(float(np.median(times)))
     del kept
+
+
+def paired_ratio(a, b, rng):
+    r"""The median of the per-round ratios a / b and its 95 % bootstrap
+    interval."""
+    ratios = np.array(a) / np.array(b)
+    boot = np.median(rng.choice(ratios, (2000, ratios.size)), axis=1)
+    return np.median(ratios), *np.percentile(boot, [2.5, 97.5])
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument('--rounds', type=int, default=30)
-    parser.add_argument('--calls', type=int, default=200)
+    parser.add_argument('--rounds', type=int, default=300)
+    parser.add_argument('--calls', type=int, default=25)
     args = parser.parse_args()
 
     context = mp.get_context('spawn')  # fresh interpreters
+    kinds = ('torch', 'vanilla', 'bemap')
     pipes, workers = [], []
-    for with_bemap in (False, True):
+    for kind in kinds:
         parent, child = context.Pipe()
         process = context.Process(
-            target=worker, args=(with_bemap, child, args.calls)
+            target=worker, args=(kind, child, args.calls)
         )
         process.start()
         pipes.append(parent)
         workers.append(process)
-    medians: list[list[float]] = [[], []]
+    medians: list[list[float]] = [[] for _ in kinds]
     for round_ in range(args.rounds):
-        order = (0, 1) if round_ % 2 == 0 else (1, 0)
-        for which in order:
+        for i in range(len(kinds)):
+            which = (round_ + i) % len(kinds)
             pipes[which].send(True)
             medians[which].append(pipes[which].recv())
     for pipe, process in zip(pipes, workers):
         pipe.send(False)
         process.join()
 
-    without, with_ = (sorted(m)[len(m) // 2] * 1e6 for m in medians)
-    ratios = sorted(b / a for a, b in zip(*medians))
+    rng = np.random.default_rng(0)
+    labels = {
+        'torch': 'torch only',
+        'vanilla': 'vanilla PyG models',
+        'bemap': 'BeMap models',
+    }
     print(
         f'unrelated MLP (50 x Linear(64, 64)), batch 32, 1 thread, '
         f'{args.rounds} rounds x {args.calls} calls'
     )
-    print(f'  process without pyg_bemap:     {without:8.1f} us per forward')
-    print(f'  process with BeMap models:     {with_:8.1f} us per forward')
-    print(
-        f'  ratio: {with_ / without:.3f}x (per-round ratios: median '
-        f'{ratios[len(ratios) // 2]:.3f}, range {ratios[0]:.3f}-'
-        f'{ratios[-1]:.3f}; target <= 1.02x)'
-    )
+    for kind, times in zip(kinds, medians):
+        print(
+            f'  process with {labels[kind]:<19} '
+            f'{np.median(times) * 1e6:7.1f} us per forward'
+        )
+    for other, target in ((1, ' (target <= 1.02x)'), (0, '')):
+        ratio, low, high = paired_ratio(medians[2], medians[other], rng)
+        print(
+            f'  BeMap / {labels[kinds[other]]}: {ratio:.3f}x '
+            f'(95% CI {low:.3f}-{high:.3f}){target}'
+        )
 
 
 if __name__ == '__main__':

@@ -121,12 +121,22 @@ def test_an_alias_shares_the_information_and_a_copy_keeps_the_grouping():
     assert cloned.bemap.grouping.perm is cache.grouping.perm  # not regrouped
 
 
-def test_an_in_place_edit_invalidates_the_cache():
-    edge_index, _, _ = carrier()
+def test_an_in_place_edit_of_the_carrier_raises():
+    edge_index, data, balance = carrier()
     cache = edge_index.bemap.cache
     assert cache.matches(edge_index)
     edge_index[0, 0] = edge_index[1, 0]  # now a self-loop
-    assert not cache.matches(edge_index)
-    fresh = edge_index.bemap.sampler(edge_index, edge_index.as_tensor())
+    assert not cache.matches(edge_index) and cache.edited(edge_index)
+    with pytest.raises(ValueError, match='modified in place'):
+        edge_index.bemap.sampler(edge_index, edge_index.as_tensor())
+
+
+def test_an_in_place_edit_of_a_plain_graph_rebuilds_the_cache():
+    data = random_graph(20, 80)
+    info = BeMapInfo(data.s, torch.rand(20) + 0.1)
+    edges = data.edge_index.clone()
+    cache = info.sampler(edges, edges)
+    edges[0, 0] = edges[1, 0]  # now a self-loop
+    fresh = info.sampler(edges, edges)
     assert fresh is not cache
     assert 0 not in fresh.grouping.perm.tolist()  # self-loops never sampled

@@ -61,10 +61,27 @@ class BeMapInfo:
             edge_index (torch.Tensor): Its edges, :obj:`[2, E]`.
             grouping (EdgeGrouping, optional): Its edge grouping, if known.
                 (default: :obj:`None`)
+
+        Raises:
+            ValueError: If :obj:`graph` is a :class:`BeMapEdgeIndex` whose
+                edges were modified in place since the information was
+                attached: its balance scores describe the old edges.
         """
         cache = self.cache
         if cache is not None and cache.matches(graph):
             return cache
+        if (
+            cache is not None
+            and isinstance(graph, BeMapEdgeIndex)
+            and cache.edited(graph)
+        ):
+            raise ValueError(
+                "The edges of this 'edge_index' were modified in place "
+                'after BalanceAwareSampling (or AttachBeMap) attached the '
+                'balance scores, which describe the old edges. Edit the '
+                'graph before applying BalanceAwareSampling, or apply it '
+                'again to the edited graph'
+            )
         check_edge_index(edge_index, self.num_nodes)
         if edge_index.device != self.sens.device:
             raise ValueError(

@@ -83,6 +83,11 @@ class SamplerCache:
         r"""Whether the cache was built for :obj:`graph`, unchanged since."""
         return self._identity.matches(graph)
 
+    def edited(self, graph: Any) -> bool:
+        r"""Whether :obj:`graph` is the edge list the cache was built for,
+        modified in place since."""
+        return self._identity.edited(graph)
+
     def plan(self, key: SamplerKey) -> SamplingPlan:
         r"""The sampling plan of a setting :obj:`(beta, min_keep,
         strategy)`, computed once."""
@@ -137,15 +142,20 @@ class _GraphIdentity:
     def matches(self, graph: Any) -> bool:
         if self._ref is not None:
             return self._ref() is graph
+        return self._same_memory(graph) and _version(graph) == self._version
+
+    def edited(self, graph: Any) -> bool:
+        return self._same_memory(graph) and _version(graph) != self._version
+
+    def _same_memory(self, graph: Any) -> bool:
         edges = self._edges
-        assert edges is not None
         return (
-            _is_edge_list(graph)
+            edges is not None
+            and _is_edge_list(graph)
             and graph.data_ptr() == edges.data_ptr()
             and graph.device == edges.device
             and graph.shape == edges.shape
             and graph.stride() == edges.stride()
-            and _version(graph) == self._version
         )
 
 

@@ -14,12 +14,16 @@ def sensitive_groups(
 
     The sensitive attribute must be a 1-D tensor with one entry per node,
     holding the integers :math:`0, \ldots, G-1` (as :obj:`bool`, an integer
-    dtype, or a floating dtype holding integral values).
+    dtype, or a floating dtype holding integral values). When :math:`G` is
+    inferred, every group :math:`0, \ldots, G-1` must have a member: ids
+    such as :obj:`{1, 2}` would add an empty group 0, which changes every
+    balance score, so they raise an error that shows how to remap them.
 
     Args:
         sens (torch.Tensor): The sensitive attribute of every node.
         num_nodes (int): The number of nodes :math:`N`.
-        num_groups (int, optional): The number of groups :math:`G`. Inferred as
+        num_groups (int, optional): The number of groups :math:`G`, when some
+            may be absent (e.g. in a mini-batch). Inferred as
             :obj:`sens.max() + 1` when :obj:`None`. (default: :obj:`None`)
         name (str, optional): How to call the attribute in error messages.
             (default: :obj:`'sens'`)
@@ -30,7 +34,8 @@ def sensitive_groups(
     Raises:
         ValueError: If :obj:`sens` is missing, has the wrong shape, holds
             non-integral, non-finite or negative values, or values not below
-            :obj:`num_groups`.
+            :obj:`num_groups`, or, with :math:`G` inferred, a group without
+            members.
     """
     if sens is None:
         raise ValueError(
@@ -76,7 +81,12 @@ def sensitive_groups(
         )
     max_group = int(sens.max()) + 1 if num_nodes > 0 else 1
     if num_groups is None:
+        _check_every_group_present(sens, max_group, name)
         num_groups = max_group
+    elif isinstance(num_groups, bool) or not isinstance(num_groups, int):
+        raise ValueError(
+            f"'num_groups' must be a positive integer (got {num_groups!r})"
+        )
     elif num_groups < 1:
         raise ValueError(
             f"'num_groups' must be a positive integer (got {num_groups})"
@@ -88,6 +98,33 @@ def sensitive_groups(
             f"'num_groups' or remap the groups to 0..{num_groups - 1}"
         )
     return sens, int(num_groups)
+
+
+def _check_every_group_present(
+    sens: Tensor, max_group: int, name: str
+) -> None:
+    r"""Raises unless every id :math:`0, \ldots,` :obj:`max_group - 1`
+    occurs; checks without allocating :obj:`max_group` entries."""
+    present = torch.unique(sens)
+    if present.numel() == max_group:
+        return
+    missing = max_group - present.numel()
+    example = sorted(set(range(min(max_group, 10))) - set(present.tolist()))
+    raise ValueError(
+        f"The sensitive attribute '{name}' holds the ids "
+        f'{_listing(present)}, so {max_group} groups are inferred, '
+        f'{missing} of them without members (e.g. {example}); an empty '
+        f'group would enter every balance score. Remap the ids to '
+        f"0..{present.numel() - 1} with 's = torch.unique(s, "
+        f"return_inverse=True)[1]', or pass 'num_groups' if groups are "
+        f'absent on purpose (e.g. in a mini-batch)'
+    )
+
+
+def _listing(values: Tensor, limit: int = 6) -> str:
+    items = values.tolist()
+    shown = ', '.join(str(v) for v in items[:limit])
+    return '{' + shown + (', ...}' if len(items) > limit else '}')
 
 
 def check_edge_index(edge_index: Tensor, num_nodes: int | None) -> int:
