@@ -13,6 +13,7 @@ from tqdm import tqdm
 
 from pyg_bemap.datasets import (
     ALIASES,
+    BUNDLED_DIR,
     SPECS,
     FairGraphDataset,
     biased_sbm,
@@ -214,28 +215,58 @@ def run_reproduce(args: argparse.Namespace) -> None:
 
 def run_datasets(args: argparse.Namespace) -> None:
     print(f'root: {args.root}')
+    print('files go in ROOT/<dataset>/raw/ (plain or .xz)')
     for name, spec in SPECS.items():
         raw = osp.join(args.root, name, 'raw')
-        files = []
-        for file in (spec.node_file, spec.edge_file):
-            here = any(
-                osp.exists(osp.join(raw, f'{file.name}{ext}'))
-                for ext in ('', '.xz')
-            )
-            files.append(f'{file.name} ({"present" if here else "missing"})')
-        bundled = ' [bundled]' if name == 'nba' else ''
-        print(f'{name:<11}{bundled:<10} ' + ', '.join(files))
+        names = [spec.node_file.name, spec.edge_file.name]
+        if all(_found(BUNDLED_DIR, name, f) for f in names):
+            print(f'{name:<11} bundled with the package')
+            continue
+        states = [
+            f'{f} {"present" if _found(raw, "", f) else "missing"}'
+            for f in names
+        ]
+        print(f'{name:<11} ' + ', '.join(states))
+        misplaced = [
+            f
+            for f in names
+            if not _found(raw, '', f) and _found(args.root, name, f)
+        ]
+        if misplaced:
+            print(f'{"":<11} found in {osp.join(args.root, name)}:')
+            print(f'{"":<11} move {", ".join(misplaced)} to {raw}')
     print(
         "Missing files are downloaded on first use; 'bail' is an alias of "
         "'recidivism'."
     )
 
 
+def _found(folder: str, name: str, file: str) -> bool:
+    return any(
+        osp.exists(osp.join(folder, name, f'{file}{ext}'))
+        for ext in ('', '.xz')
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
+    r"""Runs the command; returns the exit code: 0 on success, 1 when the
+    work cannot be done (e.g. a dataset that cannot be downloaded, a bad
+    input file; one line on standard error), 2 for bad arguments (from
+    :mod:`argparse`), 130 when interrupted."""
     args = build_parser().parse_args(argv)
-    {'train': run_train, 'reproduce': run_reproduce, 'datasets': run_datasets}[
-        args.command
-    ](args)
+    run = {
+        'train': run_train,
+        'reproduce': run_reproduce,
+        'datasets': run_datasets,
+    }[args.command]
+    try:
+        run(args)
+    except (ValueError, OSError) as error:
+        print(f'pyg-bemap: error: {error}', file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print('pyg-bemap: interrupted', file=sys.stderr)
+        return 130
     return 0
 
 

@@ -76,7 +76,7 @@ class SamplerCache:
         self._identity = _GraphIdentity(graph)
         self._plans: dict[SamplerKey, SamplingPlan] = {}
         self._masked_adjacency: MaskedAdjacency | None = None
-        #: Per thread: the samples of layers outside a scoped model.
+        #: The samples of layers outside a scoped model, per thread.
         self.unscoped_samples = threading.local()
 
     def matches(self, graph: Any) -> bool:
@@ -89,8 +89,8 @@ class SamplerCache:
         return self._identity.edited(graph)
 
     def plan(self, key: SamplerKey) -> SamplingPlan:
-        r"""The sampling plan of a setting :obj:`(beta, min_keep,
-        strategy)`, computed once."""
+        r"""The sampling plan of a setting
+        :obj:`(beta, min_keep, strategy)`, computed once."""
         plan = self._plans.get(key)
         if plan is None:
             beta, min_keep, strategy = key

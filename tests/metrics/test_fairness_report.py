@@ -125,12 +125,14 @@ def test_degenerate_groups_give_nan_with_a_warning():
         'Group 1 has no positive label: its true-positive rate is NaN',
         'Group 1 holds a single class: its AUC is NaN',
         'Group 2 has no evaluated member: its metrics are NaN',
+        'delta_eo is NaN: it needs two groups where its rate is defined, '
+        'and the rate of group(s) [1, 2] is undefined here',
     ]
     assert math.isnan(report.by_group[1].true_positive_rate)
     assert math.isnan(report.by_group[1].auc)
     assert report.by_group[2].size == 0
     assert math.isnan(report.by_group[2].positive_rate)
-    assert report.delta_eo == 0.0  # only group 0 has positives
+    assert math.isnan(report.delta_eo)  # only group 0 has positives
     assert report.delta_sp == pytest.approx(0.5)
 
 

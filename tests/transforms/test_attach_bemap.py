@@ -1,5 +1,6 @@
 import pytest
 import torch
+from torch_geometric.nn import MessagePassing
 from torch_geometric.typing import WITH_PYG_LIB, WITH_TORCH_SPARSE
 
 from pyg_bemap import AttachBeMap, BalanceAwareSampling, BeMapConv
@@ -13,7 +14,7 @@ needs_sampler = pytest.mark.skipif(
 )
 
 
-class Recorder(torch.nn.Module):
+class Recorder(MessagePassing):
     def __init__(self):
         super().__init__()
         self.seen = []

@@ -74,6 +74,7 @@ def test_rule_4_property(
         data.edge_index,
         data.s,
         balance,
+        num_groups=num_groups,  # a random draw may miss a group
         beta=beta,
         min_keep=min_keep,
         strategy=strategy,

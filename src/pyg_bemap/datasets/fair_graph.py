@@ -165,6 +165,18 @@ SPECS: dict[str, GraphSpec] = {
 ALIASES = {'bail': 'recidivism'}
 
 
+class DownloadError(OSError):
+    r"""A dataset file could not be downloaded; the message says where to
+    put it by hand."""
+
+
+def _reason(error: BaseException) -> str:
+    r"""The innermost cause of a chain of exceptions, in one line."""
+    while error.__cause__ is not None or error.__context__ is not None:
+        error = error.__cause__ or error.__context__  # type: ignore[assignment]
+    return str(error).splitlines()[0] if str(error) else type(error).__name__
+
+
 def git_blob_id(content: bytes) -> str:
     r"""The Git object id of a file's content."""
     header = f'blob {len(content)}\0'.encode()
@@ -312,13 +324,13 @@ class FairGraphDataset(InMemoryDataset):
                 shutil.copy(bundled, self.raw_dir)
                 continue
             try:
-                download_url(file.url, self.raw_dir)
+                download_url(file.url, self.raw_dir, log=False)
             except Exception as error:
-                raise RuntimeError(
+                raise DownloadError(
                     f"Could not download '{file.name}' from {file.url} "
-                    f'({error}). Put the published file (plain or '
+                    f'({_reason(error)}). Put the published file (plain or '
                     f"xz-compressed) into '{self.raw_dir}' by hand"
-                ) from error
+                ) from None
 
     def process(self) -> None:
         node_path, edge_path = (

@@ -146,7 +146,11 @@ def fairness_report(
 
     A group with no evaluated member, or no positive label, gets NaN for what
     cannot be computed (with a warning naming it) and is left out of the gaps;
-    a single-class :obj:`y` gives NaN AUC with a warning.
+    a gap needs two groups where its rate is defined, and is NaN (with a
+    warning) otherwise, never an invented 0. A single-class :obj:`y` gives
+    NaN AUC with a warning. Scores that all lie in :math:`[0, 1]` with the
+    default :obj:`threshold=0` (probabilities, which call every node
+    positive) give a warning.
 
     Args:
         pred (torch.Tensor): Scores for the positive class, :obj:`[N]` or
@@ -199,8 +203,13 @@ def fairness_report(
     return FairnessReport(
         accuracy=_mean(positive == y),
         auc=auc,
-        delta_sp=_gap([m.positive_rate for m in by_group.values()]),
-        delta_eo=_gap([m.true_positive_rate for m in by_group.values()]),
+        delta_sp=_gap(
+            {g: m.positive_rate for g, m in by_group.items()}, 'delta_sp'
+        ),
+        delta_eo=_gap(
+            {g: m.true_positive_rate for g, m in by_group.items()},
+            'delta_eo',
+        ),
         by_group=by_group,
     )
 
@@ -209,6 +218,21 @@ def _scores(pred: Tensor, threshold: float) -> tuple[Tensor, Tensor]:
     if not isinstance(pred, Tensor):
         raise ValueError(
             f"'pred' must be a torch.Tensor (got {type(pred).__name__})"
+        )
+    if not (
+        isinstance(threshold, (int, float))
+        and not isinstance(threshold, bool)
+        and math.isfinite(threshold)
+    ):
+        raise ValueError(
+            f"'threshold' must be a finite number (got {threshold!r})"
+        )
+    if pred.is_complex() or (
+        pred.is_floating_point() and not bool(torch.isfinite(pred).all())
+    ):
+        raise ValueError(
+            "'pred' holds NaN, infinite or complex values; check the model's "
+            'outputs (e.g. a diverged training run)'
         )
     if pred.dim() == 2 and pred.size(1) == 2:
         score = pred.float().softmax(dim=-1)[:, 1]
@@ -223,8 +247,17 @@ def _scores(pred: Tensor, threshold: float) -> tuple[Tensor, Tensor]:
         )
     if not pred.is_floating_point():
         pred = pred.float()
-    if not bool(torch.isfinite(pred).all()):
-        raise ValueError("'pred' holds NaN or infinite scores")
+    if (
+        threshold == 0
+        and pred.numel() > 0
+        and bool(((pred >= 0) & (pred <= 1)).all())
+    ):
+        warnings.warn(
+            "Every score in 'pred' lies in [0, 1], but 'threshold' is 0, so "
+            'every node counts as positive. If these are probabilities, pass '
+            "'threshold=0.5'; the default 0 is meant for logits",
+            stacklevel=3,
+        )
     return pred, pred > threshold
 
 
@@ -253,6 +286,12 @@ def _selection(
     if not isinstance(mask, Tensor):
         raise ValueError(
             f"'mask' must be a torch.Tensor (got {type(mask).__name__})"
+        )
+    if mask.dtype == torch.uint8:
+        raise ValueError(
+            "'mask' is a torch.uint8 tensor, which is ambiguous (a mask or "
+            "node indices); pass a boolean mask ('mask.bool()') or "
+            "indices ('mask.long()')"
         )
     if mask.dtype == torch.bool:
         if mask.shape != (num_nodes,):
@@ -308,6 +347,14 @@ def _mean(values: Tensor) -> float:
     return values.float().mean().item() if values.numel() > 0 else float('nan')
 
 
-def _gap(values: list[float]) -> float:
-    defined = [v for v in values if not math.isnan(v)]
-    return max(defined) - min(defined) if defined else float('nan')
+def _gap(values: dict[int, float], name: str) -> float:
+    defined = [v for v in values.values() if not math.isnan(v)]
+    if len(defined) < 2:
+        undefined = [g for g, v in values.items() if math.isnan(v)]
+        warnings.warn(
+            f'{name} is NaN: it needs two groups where its rate is defined, '
+            f'and the rate of group(s) {undefined} is undefined here',
+            stacklevel=3,
+        )
+        return float('nan')
+    return max(defined) - min(defined)

@@ -3,7 +3,15 @@ from typing import Any
 
 import torch
 from torch import Tensor
-from torch_geometric.nn.conv import GCNConv, MessagePassing
+from torch_geometric.nn.conv import (
+    GCNConv,
+    GINConv,
+    GraphConv,
+    MessagePassing,
+    SAGEConv,
+    SGConv,
+    TAGConv,
+)
 from torch_geometric.typing import SparseTensor
 from torch_geometric.utils import (
     is_torch_sparse_tensor,
@@ -15,6 +23,7 @@ from torch_geometric.utils import (
 from pyg_bemap.edge_index import BeMapEdgeIndex, BeMapInfo, get_bemap
 from pyg_bemap.nn.sample_sharing import CallReplay, PassScope, layer_sample
 from pyg_bemap.sampler_cache import Sample, SamplerCache
+from pyg_bemap.utils.layout import quiet_sparse
 from pyg_bemap.utils.sampling import check_sampling_args
 
 #: How the sampled graph reaches the inner layer in training.
@@ -25,6 +34,10 @@ EDGE_LEVEL_ARGS = ('edge_weight', 'edge_attr', 'edge_type')
 
 #: The attribute under which a BeMapConv holds its inner layer.
 INNER = 'conv'
+
+#: Layers (and their subclasses) known to take a transposed sparse
+#: adjacency in place of an edge list, which layout='auto' hands them.
+SPARSE_LAYERS = (GCNConv, SAGEConv, GraphConv, GINConv, TAGConv, SGConv)
 
 
 class BeMapConv(MessagePassing):
@@ -85,10 +98,12 @@ class BeMapConv(MessagePassing):
             (a sparse adjacency sorted by target, a
             :class:`torch_sparse.SparseTensor` when installed) or
             :obj:`'auto'`, sparse for layers that fuse message passing into
-            one sparse-matrix product (:obj:`conv.fuse`, e.g. GCN, SAGE, GIN)
-            when no edge-level argument is given (the edge list under
-            :func:`torch.compile`). Both compute the same function, up to the
-            order of floating-point sums. (default: :obj:`'auto'`)
+            one sparse-matrix product and are known to take a sparse
+            adjacency (:obj:`SPARSE_LAYERS`: GCN, SAGE, GraphConv, GIN, TAG,
+            SG and their subclasses) when no edge-level argument is given
+            (the edge list under :func:`torch.compile`). Both compute the
+            same function, up to the order of floating-point sums.
+            (default: :obj:`'auto'`)
         generator (torch.Generator, optional): The random generator of the
             samples. (default: :obj:`None`, the global one)
         **kwargs (optional): The other arguments of the
@@ -131,7 +146,7 @@ class BeMapConv(MessagePassing):
                 f'reuse the first sampled neighbourhood forever; create it '
                 f'with cached=False'
             )
-        check_sampling_args(beta, min_keep, strategy)
+        check_sampling_args(beta, min_keep, strategy, generator)
         self.conv = conv
         self.beta = beta
         self.min_keep = min_keep
@@ -200,17 +215,12 @@ class BeMapConv(MessagePassing):
         if not self.training:
             return self.conv(x, edge_index, *args, **kwargs)
         if info is None:
-            raise RuntimeError(
-                'BeMapConv needs the sensitive groups and balance scores of '
-                'the graph in training mode: apply '
-                "'pyg_bemap.BalanceAwareSampling(sens_attr=...)' to the data "
-                "(its 'edge_index' then carries them) or pass "
-                "'bemap=BeMapInfo(sens, balance)'"
-            )
+            raise RuntimeError(_NO_INFORMATION)
         pairs, rebuild = _as_edge_pairs(edge_index)
         cache, sample = self._sample(info, graph, pairs)
         if self._sparse_layout(edge_index, args, kwargs):
-            return self.conv(x, cache.adjacency(sample), *args, **kwargs)
+            with quiet_sparse():  # our choice of layout: no torch notices
+                return self.conv(x, cache.adjacency(sample), *args, **kwargs)
         args, kwargs = self._mask_edge_args(args, kwargs, sample.mask)
         return self.conv(x, rebuild(sample.mask), *args, **kwargs)
 
@@ -255,8 +265,9 @@ class BeMapConv(MessagePassing):
         given += [k for k, v in kwargs.items() if v is not None]
         if any(name in EDGE_LEVEL_ARGS for name in given):
             return False
-        return self.layout == 'sparse' or bool(
-            getattr(self.conv, 'fuse', False)
+        return self.layout == 'sparse' or (
+            bool(getattr(self.conv, 'fuse', False))
+            and isinstance(self.conv, SPARSE_LAYERS)
         )
 
     def _mask_edge_args(
@@ -285,6 +296,22 @@ class BeMapConv(MessagePassing):
             f'min_keep={self.min_keep}, strategy={self.strategy!r}, '
             f'layout={self.layout!r})'
         )
+
+
+_NO_INFORMATION = (
+    'BeMapConv needs the sensitive groups and balance scores of the graph in '
+    "training mode, and this 'edge_index' carries none. If you have not "
+    "applied 'pyg_bemap.BalanceAwareSampling(sens_attr=...)' to the data, "
+    'do. If you have, a later step rebuilt data.edge_index and lost them: '
+    'steps that change the edges (ToUndirected, AddSelfLoops, GCNNorm, '
+    'RemoveDuplicatedEdges) belong before BalanceAwareSampling; after '
+    'batching (Batch.from_data_list, a DataLoader), subgraph(), '
+    'edge_subgraph() or in a dataset of several graphs, the scores are still '
+    "in 'data.bemap_balance': give the loader or dataset "
+    "'transform=pyg_bemap.AttachBeMap(sens_attr=...)', which re-attaches "
+    'them. For a SparseTensor or torch.sparse adjacency, pass '
+    "'bemap=BeMapInfo(sens, balance)'"
+)
 
 
 def _inner_layer(

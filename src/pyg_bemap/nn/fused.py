@@ -25,6 +25,8 @@ from torch_geometric.typing import SparseTensor, torch_sparse
 from torch_geometric.utils import spmm
 from torch_geometric.utils.sparse import set_sparse_value
 
+from pyg_bemap.utils.layout import csr_tensor
+
 
 def _sparse_dense(
     rowptr: Tensor, col: Tensor, value: Tensor, x: Tensor, diagonal: Any
@@ -32,13 +34,7 @@ def _sparse_dense(
     r""":math:`(\mathbf{A} + \mathrm{diag}(\mathbf{d})) \mathbf{X}` by one
     :func:`torch.addmm` (faster on the CPU than :func:`torch.sparse.mm`,
     which fills and copies its output once more)."""
-    adj = torch.sparse_csr_tensor(
-        rowptr,
-        col,
-        value,
-        (rowptr.numel() - 1, x.size(0)),
-        check_invariants=False,
-    )
+    adj = csr_tensor(rowptr, col, value, (rowptr.numel() - 1, x.size(0)))
     if diagonal is None:
         base = x.new_empty(adj.size(0), x.size(1))
         return torch.addmm(base, adj, x, beta=0.0)  # 'base' is ignored
@@ -66,12 +62,8 @@ class _CSRMatmul(torch.autograd.Function):
         grad_value = grad_x = None
         if ctx.needs_input_grad[2]:
             # d out_i / d a_ij = x_j: the product grad @ x^T on A's pattern.
-            pattern = torch.sparse_csr_tensor(
-                rowptr,
-                col,
-                torch.zeros_like(value),
-                (grad.size(0), x.size(0)),
-                check_invariants=False,
+            pattern = csr_tensor(
+                rowptr, col, torch.zeros_like(value), (grad.size(0), x.size(0))
             )
             grad_value = torch.sparse.sampled_addmm(
                 pattern, grad.contiguous(), x.t().contiguous()

@@ -11,7 +11,7 @@ class BeMapGCN(GCN):
     :class:`~pyg_bemap.BeMapConv`: BeMap(sym) from `"BeMap: Balanced Message
     Passing for Fair Graph Neural Network"
     <https://arxiv.org/abs/2306.04107>`_: :obj:`to_bemap(GCN(...))` as a
-    class, whose subclasses may build other layers in :meth:`init_conv`.
+    class, whose subclasses may build other layers in :obj:`init_conv`.
 
     Args:
         in_channels (int): Size of each input sample.

@@ -131,8 +131,8 @@ def layer_sample(
 
     Args:
         cache (SamplerCache): The graph's sampler cache.
-        key (SamplerKey): The layer's setting :obj:`(beta, min_keep,
-            strategy)`.
+        key (SamplerKey): The layer's setting
+            :obj:`(beta, min_keep, strategy)`.
         layer: The calling layer (its identity tells repeated calls apart).
         scope (PassScope, optional): The scope of the layer's model.
         replay (CallReplay): The layer's replay memory.

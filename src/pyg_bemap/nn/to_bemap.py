@@ -84,7 +84,7 @@ def to_bemap(
         layout=layout,
         generator=generator,
     )
-    check_sampling_args(beta, min_keep, strategy)
+    check_sampling_args(beta, min_keep, strategy, generator)
     if not inplace:
         model = copy.deepcopy(model)
     if isinstance(model, MessagePassing) and not isinstance(model, BeMapConv):

@@ -2,6 +2,11 @@ from torch_geometric.data import Data, HeteroData
 from torch_geometric.transforms import BaseTransform
 
 from pyg_bemap.edge_index import attach_bemap
+from pyg_bemap.utils.checks import (
+    check_integer,
+    check_memory_budget,
+    check_positive,
+)
 from pyg_bemap.utils.counts import (
     COUNTING_MODES,
     DEFAULT_MEMORY_BUDGET,
@@ -34,7 +39,16 @@ class BalanceAwareSampling(BaseTransform):
       with the edges already grouped for the sampler.
 
     Use it as a :obj:`pre_transform` (or call it once): it is exact and does
-    all the per-graph work.
+    all the per-graph work. Apply it after every step that changes the
+    edges (e.g. :class:`~torch_geometric.transforms.ToUndirected`,
+    :class:`~torch_geometric.transforms.AddSelfLoops`), since the balance
+    scores describe the edges it sees. Steps that rebuild
+    :obj:`data.edge_index` afterwards (batching, :meth:`subgraph`, a dataset
+    of several graphs, which concatenates them) keep :obj:`bemap_count` and
+    :obj:`bemap_balance` but drop the carrier; give such a dataset or loader
+    :obj:`transform=AttachBeMap(sens_attr=...)`, which re-attaches them.
+    For a dataset of several graphs, also pass :obj:`num_groups`, so that a
+    graph missing a group gets counts of the same shape as the others.
 
     Args:
         sens_attr (str, optional): The node attribute holding the sensitive
@@ -43,13 +57,15 @@ class BalanceAwareSampling(BaseTransform):
             number of message-passing layers. (default: :obj:`2`)
         delta (float, optional): The smoothing term :math:`\delta > 0`.
             (default: :obj:`1.0`)
-        num_groups (int, optional): The number of groups :math:`G`.
-            (default: :obj:`None`, inferred from the attribute)
+        num_groups (int, optional): The number of groups :math:`G`; needed
+            for datasets of several graphs. (default: :obj:`None`, inferred
+            from the attribute, which must then hold every group
+            :math:`0, \ldots, G-1`, with :math:`G \geq 2`)
         counting (str, optional): :obj:`'exact'` distinct-node counts, or
             :obj:`'walks'`, a cheaper upper bound counting walks.
             (default: :obj:`'exact'`)
         memory_budget (int, optional): Working memory of exact counting, in
-            bytes. (default: :obj:`268435456`)
+            bytes. (default: :obj:`2**28`, 256 MiB)
     """
 
     def __init__(
@@ -61,21 +77,16 @@ class BalanceAwareSampling(BaseTransform):
         counting: str = 'exact',
         memory_budget: int = DEFAULT_MEMORY_BUDGET,
     ):
-        if not isinstance(num_hops, int) or num_hops < 0:
-            raise ValueError(
-                f"'num_hops' must be a non-negative integer (got {num_hops})"
-            )
-        if not delta > 0:
-            raise ValueError(f"'delta' must be positive (got {delta})")
+        check_integer('num_hops', num_hops)
+        check_positive('delta', delta)
         if counting not in COUNTING_MODES:
             raise ValueError(
                 f"'counting' must be one of {COUNTING_MODES} "
-                f"(got '{counting}')"
+                f'(got {counting!r})'
             )
-        if num_groups is not None and num_groups < 1:
-            raise ValueError(
-                f"'num_groups' must be a positive integer (got {num_groups})"
-            )
+        if num_groups is not None:
+            check_integer('num_groups', num_groups, minimum=1)
+        check_memory_budget(memory_budget)
         self.sens_attr = sens_attr
         self.num_hops = num_hops
         self.delta = delta
@@ -100,6 +111,14 @@ class BalanceAwareSampling(BaseTransform):
             self.num_groups,
             self.sens_attr,
         )
+        if num_groups < 2:
+            raise ValueError(
+                f"The sensitive attribute '{self.sens_attr}' holds one group "
+                f'only in this graph, and BeMap balances two or more. If '
+                f'other graphs of the dataset hold more groups, pass '
+                f"'num_groups' (e.g. BalanceAwareSampling(num_groups=2)) so "
+                f'that every graph gets counts of the same shape'
+            )
         count = hop_group_counts(
             data.edge_index,
             sens,

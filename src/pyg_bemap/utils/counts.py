@@ -3,6 +3,11 @@ r"""Rules 2 and 3: group counts within :math:`L` hops and balance scores."""
 import torch
 from torch import Tensor
 
+from pyg_bemap.utils.checks import (
+    check_integer,
+    check_memory_budget,
+    check_positive,
+)
 from pyg_bemap.utils.groups import (
     check_edge_index,
     check_same_device,
@@ -17,6 +22,7 @@ COUNTING_MODES = ('exact', 'walks')
 # distinct values, about 4 (benchmarks/bench_scaling.py); 5 leaves a margin.
 _ELEMENTS_PER_WALK = 5
 _INT32_MAX = 2**31 - 1
+_WALKS_MAX = 2**62
 
 
 def in_neighbour_csr(
@@ -99,10 +105,8 @@ def hop_group_counts(
     num_nodes = check_edge_index(edge_index, num_nodes)
     sens, num_groups = sensitive_groups(sens, num_nodes, num_groups)
     check_same_device(edge_index=edge_index, sens=sens)
-    if not isinstance(num_hops, int) or num_hops < 0:
-        raise ValueError(
-            f"'num_hops' must be a non-negative integer (got {num_hops})"
-        )
+    check_integer('num_hops', num_hops)
+    check_memory_budget(memory_budget)
     if counting not in COUNTING_MODES:
         raise ValueError(
             f"'counting' must be one of {COUNTING_MODES} (got '{counting}')"
@@ -182,8 +186,19 @@ def balance_score(count: Tensor, delta: float = 1.0) -> Tensor:
         raise ValueError(
             "'count' must be a 2-D tensor of shape [num_nodes, num_groups]"
         )
-    if not delta > 0:
-        raise ValueError(f"'delta' must be positive (got {delta})")
+    check_positive('delta', delta)
+    if count.is_complex() or (
+        count.is_floating_point() and not bool(count.isfinite().all())
+    ):
+        raise ValueError(
+            "'count' must hold finite real counts (compute them with "
+            "'hop_group_counts')"
+        )
+    if count.numel() and bool((count < 0).any()):
+        raise ValueError(
+            "'count' holds negative counts (compute them with "
+            "'hop_group_counts')"
+        )
     num_groups = count.size(1)
     count = count.to(torch.float64)
     if num_groups < 2:
@@ -205,7 +220,14 @@ def _walk_counts(
     )
     walks = torch.nn.functional.one_hot(sens, num_groups)
     total = walks.clone()
+    max_in_degree = int(ptr.diff().max()) if num_nodes else 0
     for _ in range(num_hops):
+        if int(total.max()) > _WALKS_MAX // max(max_in_degree + 1, 1):
+            raise ValueError(
+                f'Walk counts over {num_hops} hops exceed what torch.long '
+                f"holds on this graph; use counting='exact' (which stops "
+                f'once no new node is reached) or fewer hops'
+            )
         walks = torch.zeros_like(walks).index_add_(0, dst, walks[col])
         total += walks
     return total
@@ -246,9 +268,12 @@ def _exact_counts(
         lo, hi = int(crow[start]), int(crow[end])
         block_crow, block_col = crow[start : end + 1] - lo, col[lo:hi]
         for _ in range(num_hops - 1):
+            reached = block_col.numel()
             block_crow, block_col = _product_pattern(
                 block_crow, block_col, crow, col
             )
+            if block_col.numel() == reached:
+                break  # no new node: more hops reach nothing more
         row = torch.repeat_interleave(block_crow.diff())
         key = row.mul_(num_groups).add_(group.index_select(0, block_col))
         count[start:end] = torch.bincount(
@@ -310,8 +335,11 @@ def _reach_bound(crow: Tensor, col: Tensor, num_hops: int) -> Tensor:
     num_nodes = crow.numel() - 1
     walks = torch.ones(num_nodes, dtype=torch.float64, device=crow.device)
     for _ in range(num_hops):
+        previous = walks
         walks = torch.segment_reduce(walks[col], 'sum', offsets=crow)
         walks = walks.clamp_(max=num_nodes)
+        if torch.equal(walks, previous):
+            break  # every node's bound is final
     return walks
 
 

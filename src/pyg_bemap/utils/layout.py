@@ -1,5 +1,8 @@
 r"""Graph layouts handed to message-passing layers."""
 
+import contextlib
+import warnings
+from collections.abc import Iterator
 from typing import Any
 
 import torch
@@ -9,7 +12,37 @@ from torch_geometric.typing import (
     SparseStorage,
     SparseTensor,
 )
-from torch_geometric.utils import to_torch_csr_tensor
+
+
+@contextlib.contextmanager
+def quiet_sparse() -> Iterator[None]:
+    r"""Runs sparse code that this package chose to run (e.g. a PyG layer
+    given the sparse layout) without torch's notices about sparse CSR
+    tensors: the invariant checks are opted out of explicitly (unless the
+    caller enabled them) and the one-time notice that CSR support is in
+    beta is not shown. Both would otherwise reach users on their first
+    training pass."""
+    checks = torch.sparse.check_sparse_tensor_invariants.is_enabled()
+    with (
+        warnings.catch_warnings(),
+        torch.sparse.check_sparse_tensor_invariants(enable=checks),
+    ):
+        warnings.filterwarnings(
+            'ignore', message='Sparse CSR tensor support is in beta state'
+        )
+        yield
+
+
+def csr_tensor(
+    crow: Tensor, col: Tensor, value: Tensor, size: tuple[int, int]
+) -> Tensor:
+    r"""A :obj:`torch.sparse` CSR tensor from sorted, valid parts (built
+    from sorted indices, so without invariant checks), quietly (see
+    :func:`quiet_sparse`)."""
+    with quiet_sparse():
+        return torch.sparse_csr_tensor(
+            crow, col, value, size, check_invariants=False
+        )
 
 
 def transposed_adjacency(
@@ -34,9 +67,13 @@ def transposed_adjacency(
             is_sorted=is_sorted,
             trust_data=is_sorted,
         )
-    return to_torch_csr_tensor(
-        edge_index.flip(0), size=size, is_coalesced=is_sorted
-    )
+    target, source = edge_index[1].long(), edge_index[0].long()
+    if not is_sorted:
+        order = torch.sort(target * num_nodes + source, stable=True)[1]
+        target, source = target[order], source[order]
+    crow = _pointers(target, num_nodes)
+    value = torch.ones(source.numel(), device=source.device)
+    return csr_tensor(crow, source, value, size)
 
 
 class MaskedAdjacency:
@@ -85,9 +122,8 @@ class MaskedAdjacency:
         positions = kept.nonzero().view(-1)
         col = self.target_source.index_select(0, positions).long()
         if not WITH_TORCH_SPARSE:
-            return torch.sparse_csr_tensor(
-                rowptr, col, torch.ones(col.numel(), device=col.device), size
-            )
+            value = torch.ones(col.numel(), device=col.device)
+            return csr_tensor(rowptr, col, value, size)
         kept_by_source = mask.index_select(0, self.by_source)
         colptr = _exclusive_cumsum(kept_by_source)[self.source_ptr]
         ranks = self.source_rank[kept_by_source].long()

@@ -23,6 +23,11 @@ from typing import NamedTuple
 import torch
 from torch import Tensor
 
+from pyg_bemap.utils.checks import (
+    check_generator,
+    check_integer,
+    check_share,
+)
 from pyg_bemap.utils.groups import (
     check_edge_index,
     check_same_device,
@@ -106,7 +111,11 @@ def fair_quotas(
     Returns:
         A :obj:`torch.long` tensor of shape :obj:`[N, G]`.
     """
-    own = torch.nn.functional.one_hot(sens, neighbour_count.size(1))
+    check_sampling_args(beta, min_keep, 'balance')
+    neighbour_count = _check_neighbour_count(neighbour_count)
+    num_nodes, num_groups = neighbour_count.shape
+    sens, _ = sensitive_groups(sens, num_nodes, num_groups)
+    own = torch.nn.functional.one_hot(sens, num_groups)
     with_self = neighbour_count + own
     present = with_self > 0
     degree = neighbour_count.sum(1)
@@ -118,6 +127,22 @@ def fair_quotas(
     share = torch.ceil(beta * degree.to(torch.float64)).long()
     kept = torch.minimum(degree, share.clamp(min=min_keep))
     return torch.where(one_group.view(-1, 1), own * kept.view(-1, 1), quota)
+
+
+def _check_neighbour_count(count: Tensor) -> Tensor:
+    if not isinstance(count, Tensor) or count.dim() != 2:
+        raise ValueError(
+            "'neighbour_count' must be a tensor of shape [num_nodes, "
+            'num_groups] (neighbour entries per group, e.g. '
+            "'group_edges(...).neighbour_count')"
+        )
+    if count.is_floating_point() or count.is_complex():
+        raise ValueError(
+            f"'neighbour_count' must hold integer counts (got {count.dtype})"
+        )
+    if count.numel() and int(count.min()) < 0:
+        raise ValueError("'neighbour_count' holds negative counts")
+    return count.long()
 
 
 def neighbour_weights(
@@ -269,22 +294,20 @@ def _segmented_argsort(key: Tensor, segment: Tensor) -> Tensor:
     return combined.argsort()
 
 
-def check_sampling_args(beta: float, min_keep: int, strategy: str) -> None:
+def check_sampling_args(
+    beta: float,
+    min_keep: int,
+    strategy: str,
+    generator: torch.Generator | None = None,
+) -> None:
     r"""Raises a :class:`ValueError` for an invalid sampler setting."""
-    if not (isinstance(beta, (int, float)) and 0.0 <= beta <= 1.0):
-        raise ValueError(f"'beta' must be a number in [0, 1] (got {beta})")
-    if (
-        isinstance(min_keep, bool)
-        or not isinstance(min_keep, int)
-        or min_keep < 0
-    ):
-        raise ValueError(
-            f"'min_keep' must be a non-negative integer (got {min_keep})"
-        )
+    check_share('beta', beta)
+    check_integer('min_keep', min_keep)
     if strategy not in STRATEGIES:
         raise ValueError(
-            f"'strategy' must be one of {STRATEGIES} (got '{strategy}')"
+            f"'strategy' must be one of {STRATEGIES} (got {strategy!r})"
         )
+    check_generator(generator)
 
 
 def check_balance(balance: Tensor, sens: Tensor) -> Tensor:
@@ -367,7 +390,7 @@ def balanced_edge_sample(
         :obj:`edge_index[:, edge_mask]` and the boolean mask over the input
         edges.
     """
-    check_sampling_args(beta, min_keep, strategy)
+    check_sampling_args(beta, min_keep, strategy, generator)
     if num_nodes is None and isinstance(sens, Tensor):
         num_nodes = sens.numel()
     num_nodes = check_edge_index(edge_index, num_nodes)
