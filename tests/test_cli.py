@@ -83,7 +83,7 @@ def test_datasets_lists_every_dataset(capsys, tmp_path):
         'pokec_n',
     ):
         assert name in out
-    assert 'missing' in out and '[bundled]' in out
+    assert 'missing' in out and 'nba         bundled with the package' in out
 
 
 @pytest.mark.parametrize(

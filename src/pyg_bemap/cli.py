@@ -252,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
     r"""Runs the command; returns the exit code: 0 on success, 1 when the
     work cannot be done (e.g. a dataset that cannot be downloaded, a bad
     input file; one line on standard error), 2 for bad arguments (from
-    :mod:`argparse`), 130 when interrupted."""
+    :obj:`argparse`), 130 when interrupted."""
     args = build_parser().parse_args(argv)
     run = {
         'train': run_train,

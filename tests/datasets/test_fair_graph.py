@@ -138,9 +138,10 @@ def test_failed_download_says_where_to_put_the_files(tmp_path, monkeypatch):
         raise OSError('no network')
 
     monkeypatch.setattr(fair_graph, 'download_url', offline)
-    with pytest.raises(RuntimeError, match='by hand') as info:
+    with pytest.raises(fair_graph.DownloadError, match='by hand') as info:
         FairGraphDataset(str(tmp_path), 'credit')
-    assert 'credit.csv' in str(info.value)
+    assert info.value.__cause__ is None  # one message, no chain
+    assert 'credit.csv' in str(info.value) and 'no network' in str(info.value)
     assert str(tmp_path / 'credit' / 'raw') in str(info.value)
 
 

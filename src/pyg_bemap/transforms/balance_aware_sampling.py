@@ -43,7 +43,7 @@ class BalanceAwareSampling(BaseTransform):
     edges (e.g. :class:`~torch_geometric.transforms.ToUndirected`,
     :class:`~torch_geometric.transforms.AddSelfLoops`), since the balance
     scores describe the edges it sees. Steps that rebuild
-    :obj:`data.edge_index` afterwards (batching, :meth:`subgraph`, a dataset
+    :obj:`data.edge_index` afterwards (batching, :obj:`subgraph`, a dataset
     of several graphs, which concatenates them) keep :obj:`bemap_count` and
     :obj:`bemap_balance` but drop the carrier; give such a dataset or loader
     :obj:`transform=AttachBeMap(sens_attr=...)`, which re-attaches them.
