@@ -1,5 +1,8 @@
 r"""Shared helpers of the benchmarks."""
 
+import os
+import os.path as osp
+import tempfile
 import time
 from collections.abc import Callable
 
@@ -43,3 +46,20 @@ def resampler(prepared: Data) -> tuple[SamplingPlan, Callable[[], Tensor]]:
     cache = prepared.edge_index.bemap.sampler(prepared.edge_index, plain)
     plan = cache.plan((0.25, 4, 'balance'))
     return plan, lambda: plain[:, draw_edge_mask(plan)]
+
+
+SHARED = osp.join(osp.dirname(__file__), '..', '..', 'shared', 'datasets')
+
+
+def shared_root(names: list[str]) -> str:
+    r"""A dataset root in the layout :class:`FairGraphDataset` reads
+    (:obj:`ROOT/<name>/raw/`), linking the files of :obj:`../shared/datasets`
+    into a temporary folder."""
+    root = tempfile.mkdtemp(prefix='pyg_bemap_bench_')
+    for name in names:
+        source = osp.abspath(osp.join(SHARED, name))
+        raw = osp.join(root, name, 'raw')
+        os.makedirs(raw)
+        for file in os.listdir(source):
+            os.symlink(osp.join(source, file), osp.join(raw, file))
+    return root

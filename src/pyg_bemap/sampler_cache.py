@@ -1,8 +1,9 @@
 r"""Where BeMap's sampler keeps what it derives from one graph, so that a
 training pass only does the random part: the edge grouping, one
 :class:`~pyg_bemap.utils.sampling.SamplingPlan` per sampler setting, the
-builder of sampled sparse adjacencies, and the per-thread samples of layers
-outside a scoped model (see :mod:`pyg_bemap.nn.sample_sharing`).
+builder of sampled sparse adjacencies, the full graph as a sparse adjacency
+(for evaluation), and the per-thread samples of layers outside a scoped
+model (see :mod:`pyg_bemap.nn.sample_sharing`).
 """
 
 import threading
@@ -13,7 +14,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from pyg_bemap.utils.layout import MaskedAdjacency
+from pyg_bemap.utils.layout import MaskedAdjacency, transposed_adjacency
 from pyg_bemap.utils.sampling import (
     EdgeGrouping,
     SamplingPlan,
@@ -76,6 +77,7 @@ class SamplerCache:
         self._identity = _GraphIdentity(graph)
         self._plans: dict[SamplerKey, SamplingPlan] = {}
         self._masked_adjacency: MaskedAdjacency | None = None
+        self._full_adjacency: Any = None
         #: The samples of layers outside a scoped model, per thread.
         self.unscoped_samples = threading.local()
 
@@ -110,6 +112,17 @@ class SamplerCache:
         r"""The sample of a setting drawn from :obj:`seed`; the same seed
         gives the same sample."""
         return Sample(seed, draw_seeded_edge_mask(self.plan(key), seed))
+
+    def full_adjacency(self) -> Any:
+        r"""The whole graph, every edge as given (self-loops and repeated
+        edges included), as a transposed sparse adjacency (see
+        :func:`~pyg_bemap.utils.layout.transposed_adjacency`), built
+        once."""
+        if self._full_adjacency is None:
+            self._full_adjacency = transposed_adjacency(
+                self.edge_index, self.sens.numel()
+            )
+        return self._full_adjacency
 
     def adjacency(self, sample: Sample) -> Any:
         r"""The kept edges of :obj:`sample` as a transposed sparse adjacency

@@ -22,6 +22,7 @@ from pyg_bemap import (
     balanced_edge_sample,
     to_bemap,
 )
+from pyg_bemap.nn.bemap_conv import SPARSE_LAYERS
 from tests.conftest import random_graph
 
 CONVS = {
@@ -93,13 +94,30 @@ def test_state_dict_has_the_inner_layers_keys():
 
 
 @pytest.mark.parametrize('name', list(CONVS))
-def test_eval_is_exactly_the_inner_conv(name):
-    data = prepared()
-    inner = CONVS[name]()
-    conv = BeMapConv(copy.deepcopy(inner)).eval()
-    inner.eval()
+def test_eval_is_the_inner_conv_on_the_full_graph(name):
+    data = prepared()  # a multigraph with self-loops and repeated edges
+    inner = CONVS[name]().eval()
     plain = data.edge_index.as_tensor()
-    assert torch.equal(conv(data.x, data.edge_index), inner(data.x, plain))
+    expected = inner(data.x, plain)
+    exact = BeMapConv(copy.deepcopy(inner), layout='edge_index').eval()
+    assert torch.equal(exact(data.x, data.edge_index), expected)
+    fast = BeMapConv(copy.deepcopy(inner)).eval()  # layout='auto'
+    out = fast(data.x, data.edge_index)
+    if isinstance(inner, SPARSE_LAYERS):  # the full graph, sparse
+        torch.testing.assert_close(out, expected, atol=1e-5, rtol=1e-5)
+    else:
+        assert torch.equal(out, expected)
+
+
+def test_eval_builds_the_full_sparse_graph_once():
+    data = prepared()
+    first, second = BeMapConv(SpyGCN(8, 8)), BeMapConv(SpyGCN(8, 4))
+    for _ in range(2):
+        for layer in (first, second):
+            layer.eval()(data.x[:, :8], data.edge_index)
+    graphs = first.conv.graphs + second.conv.graphs
+    assert all(g is graphs[0] for g in graphs)
+    assert not isinstance(graphs[0], torch.Tensor) or graphs[0].is_sparse_csr
 
 
 @pytest.mark.parametrize('name', list(CONVS))
@@ -185,7 +203,9 @@ def test_two_line_adoption_with_basic_gnn():
     out.sum().backward()
     model.eval(), vanilla.eval()
     plain = data.edge_index.as_tensor()
-    assert torch.equal(model(data.x, data.edge_index), vanilla(data.x, plain))
+    torch.testing.assert_close(
+        model(data.x, data.edge_index), vanilla(data.x, plain)
+    )
     # training output is the vanilla model on the shared fair sample
     model.train(), vanilla.train()
     model.dropout.p = vanilla.dropout.p = 0.0

@@ -61,7 +61,13 @@ class BeMapConv(MessagePassing):
     :obj:`BeMapConv(in_channels, out_channels, **kwargs)` builds
     :obj:`GCNConv(in_channels, out_channels, **kwargs)` inside, so renaming
     :obj:`GCNConv` in existing code is the whole change. In evaluation mode
-    it is exactly the inner layer on the full graph.
+    it is the inner layer on the full graph: with :obj:`layout='edge_index'`
+    exactly the inner layer's call on the edges it receives; with the
+    default :obj:`layout='auto'` and a graph that carries its BeMap
+    information, layers known to take a sparse adjacency receive the full
+    graph as one (built once per graph, every edge as given), which
+    computes the same function up to the order of floating-point sums, as
+    PyG's own sparse path does.
 
     One sample is drawn per pass (a call of the model) and used by all
     :class:`BeMapConv` layers of the pass, also by a layer called twice, in
@@ -213,7 +219,13 @@ class BeMapConv(MessagePassing):
         if isinstance(edge_index, BeMapEdgeIndex):
             edge_index = edge_index.as_tensor()
         if not self.training:
-            return self.conv(x, edge_index, *args, **kwargs)
+            if info is None or not self._sparse_layout(
+                edge_index, args, kwargs
+            ):
+                return self.conv(x, edge_index, *args, **kwargs)
+            adj = info.sampler(graph, edge_index).full_adjacency()
+            with quiet_sparse():
+                return self.conv(x, adj, *args, **kwargs)
         if info is None:
             raise RuntimeError(_NO_INFORMATION)
         pairs, rebuild = _as_edge_pairs(edge_index)

@@ -119,20 +119,20 @@ class MaskedAdjacency:
         # before[p]: kept edges before slot p of the target order
         before = _exclusive_cumsum(kept)
         rowptr = before[self.target_ptr]
-        positions = kept.nonzero().view(-1)
-        col = self.target_source.index_select(0, positions).long()
+        col = _compact(self.target_source, kept, before).long()
         if not WITH_TORCH_SPARSE:
             value = torch.ones(col.numel(), device=col.device)
             return csr_tensor(rowptr, col, value, size)
         kept_by_source = mask.index_select(0, self.by_source)
-        colptr = _exclusive_cumsum(kept_by_source)[self.source_ptr]
-        ranks = self.source_rank[kept_by_source].long()
+        before_by_source = _exclusive_cumsum(kept_by_source)
+        colptr = before_by_source[self.source_ptr]
+        ranks = _compact(self.source_rank, kept_by_source, before_by_source)
         storage = SparseStorage(
             rowptr=rowptr,
             col=col,
             sparse_sizes=size,
             colptr=colptr,
-            csr2csc=before.index_select(0, ranks),
+            csr2csc=before.index_select(0, ranks.long()),
             is_sorted=True,
             trust_data=True,
         )
@@ -149,6 +149,17 @@ def _order(major: Tensor, minor: Tensor, num_nodes: int) -> Tensor:
 def _pointers(sorted_index: Tensor, num_nodes: int) -> Tensor:
     counts = torch.bincount(sorted_index, minlength=num_nodes)
     return _exclusive_cumsum(counts)
+
+
+def _compact(values: Tensor, mask: Tensor, before: Tensor) -> Tensor:
+    r""":obj:`values[mask]`, given the exclusive prefix sum :obj:`before`
+    of :obj:`mask`: one scatter of every entry to its rank among the kept
+    ones (the others to a slot that is cut off), faster on the CPU than
+    :obj:`nonzero` or boolean indexing, which count the mask again."""
+    total = int(before[-1])
+    slot = torch.where(mask, before[:-1], total)
+    out = values.new_empty(total + 1)
+    return out.scatter_(0, slot, values)[:total]
 
 
 def _exclusive_cumsum(values: Tensor) -> Tensor:

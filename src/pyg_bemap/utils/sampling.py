@@ -18,7 +18,7 @@ The work splits in three stages, so that a resample only does the random part:
    seed alone.
 """
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import torch
 from torch import Tensor
@@ -251,6 +251,18 @@ def draw_edge_mask(
     )
     if plan.key_scale is not None:
         key = key.log_().mul_(plan.key_scale).neg_()
+    if not plan.blocks:  # small graphs: every segment in the tail
+        slot = _segmented_argsort(key, plan.tail_segment)
+    else:
+        slot = _sort_blocks(plan, key)
+    kept = plan.edge_id.index_select(0, slot.index_select(0, plan.keep))
+    return plan.fixed_mask.clone().index_fill_(0, kept, True)
+
+
+def _sort_blocks(plan: SamplingPlan, key: Tensor) -> Tensor:
+    r"""The slots of the sampled edges sorted by key inside every segment:
+    a row-wise sort of every block and one segmented sort of the tail."""
+    device = key.device
     slot = torch.empty(plan.edge_id.numel(), dtype=torch.long, device=device)
     for offset, rows, size in plan.blocks:
         end = offset + rows * size
@@ -262,8 +274,7 @@ def draw_edge_mask(
             key.index_select(0, plan.tail_slot), plan.tail_segment
         )
         slot.index_copy_(0, plan.tail_slot, plan.tail_slot[order])
-    kept = plan.edge_id.index_select(0, slot.index_select(0, plan.keep))
-    return plan.fixed_mask.clone().index_fill_(0, kept, True)
+    return slot
 
 
 def draw_seed(generator: torch.Generator | None = None) -> int:
@@ -364,6 +375,15 @@ def balanced_edge_sample(
     (:obj:`'uniform'`) or :math:`\deg(j)^{3/4}` (:obj:`'degree'`).
     Self-loops are never sampled.
 
+    On a plain tensor the call is stateless: it groups the edges and plans
+    the quotas every time, a sort of all :math:`E` edges that costs about
+    eight resamples (390 ms against 48 ms per call on a graph of 1.36M
+    edges, one thread). Given the
+    :class:`~pyg_bemap.BeMapEdgeIndex` that
+    :class:`~pyg_bemap.BalanceAwareSampling` returns, with the groups and
+    scores it carries, it reuses the carried grouping and plan, so a call
+    costs one resample.
+
     Args:
         edge_index (torch.Tensor): The edges, shape :obj:`[2, E]`.
         sens (torch.Tensor): The sensitive group of every node, :obj:`[N]`.
@@ -402,9 +422,30 @@ def balanced_edge_sample(
         return edge_index, edge_index.new_ones(
             edge_index.size(1), dtype=torch.bool
         )
-    grouping = group_edges(edge_index, sens, num_groups)
-    plan = sampling_plan(
-        edge_index, grouping, sens, balance, beta, min_keep, strategy
-    )
+    plan = _carried_plan(edge_index, sens, balance, num_groups)
+    key = (beta, min_keep, strategy)
+    if plan is not None:
+        plan = plan(key)
+    else:
+        grouping = group_edges(edge_index, sens, num_groups)
+        plan = sampling_plan(edge_index, grouping, sens, balance, *key)
     mask = draw_seeded_edge_mask(plan, draw_seed(generator))
     return edge_index[:, mask], mask
+
+
+def _carried_plan(
+    edge_index: Tensor, sens: Tensor, balance: Tensor, num_groups: int
+) -> Any:
+    r"""The plan lookup of the carrier's sampler cache, when
+    :obj:`edge_index` is a :class:`~pyg_bemap.BeMapEdgeIndex` carrying
+    these very groups and scores; else :obj:`None`."""
+    from pyg_bemap.edge_index import get_bemap  # the carrier imports us
+
+    info = get_bemap(edge_index)
+    if info is None or info.num_groups != num_groups:
+        return None
+    if not (
+        torch.equal(info.sens, sens) and torch.equal(info.balance, balance)
+    ):
+        return None
+    return info.sampler(edge_index, edge_index.as_subclass(Tensor)).plan
