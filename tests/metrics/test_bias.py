@@ -122,7 +122,11 @@ def test_layerwise_distance_bias_with_and_without_bemap():
     assert [name for name, _ in rows] == ['input', 'conv1', 'conv2']
     same = layerwise_distance_bias(fair, data.x, data.edge_index, data.s)
     assert [n for n, _ in same] == ['input', 'conv1', 'conv2']
-    assert same == rows  # eval mode: BeMap is the vanilla model
+    # eval mode: BeMap is the vanilla model (on a sparse adjacency, equal up
+    # to the order of floating-point sums)
+    for (_, a), (_, b) in zip(same, rows):
+        assert a.bias == pytest.approx(b.bias, rel=1e-6)
+        assert a.centroid_gap == pytest.approx(b.centroid_gap, rel=1e-6)
     assert fair.training and fair.conv1.training  # modes restored
     sampled = layerwise_distance_bias(
         fair, data.x, data.edge_index, data.s, sampled=True
