@@ -35,7 +35,10 @@ nitpicky = True
 nitpick_ignore_regex = [
     # PyG's docstring style writes literals as :obj:`...`.
     (r'py:obj', r'(?!pyg_bemap\.).*'),
-    (r'py:.*', r'(torch|torch_geometric|torch_sparse|numpy|matplotlib)\b.*'),
+    (
+        r'py:.*',
+        r'(torch|torch_geometric|torch_sparse|numpy|matplotlib|scipy)\b.*',
+    ),
     (
         r'py:.*',
         r'(Tensor|SparseTensor|Data|HeteroData|Generator|Module|'

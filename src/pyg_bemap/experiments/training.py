@@ -1,6 +1,5 @@
-r"""The paper's experiments: methods, training with per-epoch evaluation,
-and model selection (on the validation split by default).
-"""
+r"""The paper's methods, training with per-epoch evaluation, and model
+selection (on the validation split by default)."""
 
 import copy
 import math

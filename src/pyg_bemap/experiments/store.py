@@ -1,0 +1,75 @@
+r"""Finished training runs on disk, one JSON line each, so that an
+interrupted experiment resumes where it stopped and every table and plot
+is rebuilt from the stored runs alone."""
+
+import json
+import os
+import os.path as osp
+from collections.abc import Iterator
+from typing import Any
+
+#: What identifies a run.
+KEY_FIELDS = ('protocol', 'dataset', 'method', 'config', 'seed')
+
+
+def run_key(run: dict[str, Any]) -> str:
+    r"""The identity of a run: its protocol, dataset, method,
+    hyper-parameters and seed, as one canonical string."""
+    missing = [field for field in KEY_FIELDS if field not in run]
+    if missing:
+        raise ValueError(f'A run record needs the fields {missing}')
+    return json.dumps([run[field] for field in KEY_FIELDS], sort_keys=True)
+
+
+class RunStore:
+    r"""A file of finished runs, one JSON object per line.
+
+    Lines are appended and flushed to disk one run at a time; a line cut
+    off by an interruption (the last one) is ignored when the file is read
+    again, and that run is done again.
+
+    Args:
+        path (str): The file (created with its folder when missing).
+    """
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._runs: dict[str, dict[str, Any]] = {}
+        if osp.exists(path):
+            with open(path) as handle:
+                for line in handle:
+                    try:
+                        run = json.loads(line)
+                    except json.JSONDecodeError:
+                        continue  # cut off by an interruption
+                    self._runs[run_key(run)] = run
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._runs
+
+    def __len__(self) -> int:
+        return len(self._runs)
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return iter(self._runs.values())
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        return self._runs.get(key)
+
+    def add(self, run: dict[str, Any]) -> None:
+        r"""Stores a finished run (on disk before it returns)."""
+        key = run_key(run)
+        line = json.dumps(run, sort_keys=True, separators=(',', ':'))
+        os.makedirs(osp.dirname(self.path) or '.', exist_ok=True)
+        with open(self.path, 'a') as handle:
+            if handle.tell() > 0 and not self._ends_with_newline():
+                handle.write('\n')  # after a line cut off mid-way
+            handle.write(line + '\n')
+            handle.flush()
+            os.fsync(handle.fileno())
+        self._runs[key] = run
+
+    def _ends_with_newline(self) -> bool:
+        with open(self.path, 'rb') as handle:
+            handle.seek(-1, os.SEEK_END)
+            return handle.read(1) == b'\n'
