@@ -20,8 +20,10 @@ from pyg_bemap.datasets import (
     default_root,
 )
 from pyg_bemap.experiments import (
+    BACKBONES,
     METHODS,
     PAPER_BUDGETS,
+    PAPER_METHODS,
     Hyper,
     select,
     train_and_record,
@@ -96,7 +98,10 @@ def build_parser() -> argparse.ArgumentParser:
         choices=sorted(SPECS) + sorted(ALIASES),
     )
     reproduce.add_argument(
-        '--methods', nargs='+', default=list(METHODS), choices=list(METHODS)
+        '--methods',
+        nargs='+',
+        default=list(PAPER_METHODS),
+        choices=list(METHODS),
     )
     reproduce.add_argument('--seeds', type=_positive_int, default=5)
     reproduce.add_argument(
@@ -171,7 +176,7 @@ def run_train(args: argparse.Namespace) -> None:
         beta=args.beta,
         min_keep=args.min_keep,
     )
-    vanilla = 'GAT' if 'gat' in args.method else 'GCN'
+    vanilla = BACKBONES[args.method]
     reports: list[FairnessReport] = []
     titles = []
     for method in (vanilla, args.method):

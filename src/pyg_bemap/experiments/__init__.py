@@ -3,12 +3,15 @@ is reported (:mod:`.selection`), stored runs (:mod:`.store`) and paired
 comparisons (:mod:`.statistics`)."""
 
 from pyg_bemap.experiments.training import (
+    BACKBONES,
     METHODS,
     PAPER_BUDGETS,
+    PAPER_METHODS,
     SELECTIONS,
     EpochRecord,
     Hyper,
     NodeClassifier,
+    Trainer,
     TrainResult,
     fast_graph,
     select,
@@ -16,12 +19,15 @@ from pyg_bemap.experiments.training import (
 )
 
 __all__ = [
+    'BACKBONES',
     'METHODS',
+    'PAPER_METHODS',
     'PAPER_BUDGETS',
     'SELECTIONS',
     'EpochRecord',
     'Hyper',
     'NodeClassifier',
+    'Trainer',
     'TrainResult',
     'fast_graph',
     'select',

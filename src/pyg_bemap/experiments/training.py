@@ -10,23 +10,53 @@ from typing import Any
 import torch
 from torch import Tensor
 from torch_geometric.data import Data
+from torch_geometric.nn import SAGEConv
 from torch_geometric.typing import WITH_TORCH_SPARSE
 
+from pyg_bemap.baselines import fairdrop_edge
 from pyg_bemap.edge_index import BeMapEdgeIndex, BeMapInfo, get_bemap
 from pyg_bemap.metrics import FairnessReport, fairness_report
 from pyg_bemap.nn import BeMapConv, RowNormConv, to_bemap
 from pyg_bemap.nn.fused import FusedGATConv, FusedGCNConv
 from pyg_bemap.utils.layout import transposed_adjacency
+from pyg_bemap.utils.sampling import STRATEGIES
 
-#: name -> (backbone, BeMap strategy or None)
+#: name -> (backbone, training graph): None for the full graph, a BeMap
+#: strategy, or 'fairdrop' (:func:`~pyg_bemap.baselines.fairdrop_edge`).
 METHODS: dict[str, tuple] = {
+    'MLP': ('mlp', None),
     'GCN': ('gcn', None),
+    'SAGE': ('sage', None),
     'GAT': ('gat', None),
     'BeMap(row)': ('row', 'balance'),
     'BeMap(sym)': ('gcn', 'balance'),
+    'BeMap(sage)': ('sage', 'balance'),
     'BeMap(gat)': ('gat', 'balance'),
     'BeMap(sym)-uniform': ('gcn', 'uniform'),
     'BeMap(sym)-degree': ('gcn', 'degree'),
+    'FairDrop': ('gcn', 'fairdrop'),
+}
+
+#: The methods of the first reproduction (the paper's table).
+PAPER_METHODS = (
+    'GCN',
+    'GAT',
+    'BeMap(row)',
+    'BeMap(sym)',
+    'BeMap(gat)',
+    'BeMap(sym)-uniform',
+    'BeMap(sym)-degree',
+)
+
+#: The backbone of every method with another training graph.
+BACKBONES = {
+    'BeMap(row)': 'GCN',
+    'BeMap(sym)': 'GCN',
+    'BeMap(sage)': 'SAGE',
+    'BeMap(gat)': 'GAT',
+    'BeMap(sym)-uniform': 'GCN',
+    'BeMap(sym)-degree': 'GCN',
+    'FairDrop': 'GCN',
 }
 
 #: The reference code's test-set fairness budgets (delta_sp and delta_eo).
@@ -52,11 +82,13 @@ class Hyper:
     patience: int = 100
     beta: float = 0.25
     min_keep: int = 4
+    delta: float = 0.16  # FairDrop's bias
 
 
 class NodeClassifier(torch.nn.Module):
-    r"""Two message-passing layers and one output logit, as in the reference
-    code; with :obj:`strategy`, both layers are wrapped in
+    r"""Two message-passing layers (or, for :obj:`'mlp'`, two linear
+    layers that ignore the graph) and one output logit, as in the reference
+    code; with a BeMap :obj:`strategy`, both layers are wrapped in
     :class:`~pyg_bemap.BeMapConv`.
     """
 
@@ -68,11 +100,13 @@ class NodeClassifier(torch.nn.Module):
         hyper: Hyper,
     ):
         super().__init__()
-        # Without BeMap the graph never changes, so GCN caches its
-        # normalisation, as PyG's transductive examples do.
+        # On a fixed graph, GCN caches its normalisation, as PyG's
+        # transductive examples do.
         cached = strategy is None
         makers: dict[str, Callable[[int, int], torch.nn.Module]] = {
+            'mlp': lambda i, o: _Linear(i, o),
             'gcn': lambda i, o: FusedGCNConv(i, o, cached=cached),
+            'sage': lambda i, o: SAGEConv(i, o),
             'gat': lambda i, o: FusedGATConv(i, o, heads=1),
             'row': lambda i, o: RowNormConv(i, o),
         }
@@ -80,7 +114,7 @@ class NodeClassifier(torch.nn.Module):
         self.conv1 = make(in_channels, hyper.hidden)
         self.conv2 = make(hyper.hidden, 1)
         self.dropout = hyper.dropout
-        if strategy is not None:
+        if strategy in STRATEGIES:
             to_bemap(
                 self,
                 beta=hyper.beta,
@@ -107,6 +141,14 @@ class NodeClassifier(torch.nn.Module):
         return x * keep * (1.0 / (1.0 - self.dropout))
 
 
+class _Linear(torch.nn.Linear):
+    r"""A linear layer called like a message-passing layer (the graph is
+    ignored): the layers of the MLP baseline."""
+
+    def forward(self, x: Tensor, graph: Any = None) -> Tensor:  # type: ignore[override]
+        return super().forward(x)
+
+
 def fast_graph(data: Data, backbone: str) -> Any:
     r"""The full graph in the fastest layout the backbone takes: a
     transposed sparse adjacency, whose sparse products avoid materialising
@@ -120,7 +162,9 @@ def fast_graph(data: Data, backbone: str) -> Any:
     edge_index = data.edge_index
     if isinstance(edge_index, BeMapEdgeIndex):
         edge_index = edge_index.as_tensor()
-    if backbone == 'gcn' or (backbone == 'gat' and WITH_TORCH_SPARSE):
+    if backbone in ('gcn', 'sage') or (
+        backbone == 'gat' and WITH_TORCH_SPARSE
+    ):
         return transposed_adjacency(edge_index, data.num_nodes)
     return edge_index
 
@@ -154,31 +198,12 @@ def train_and_record(
     has not improved for :obj:`hyper.patience` epochs.
     """
     hyper = hyper or Hyper()
-    backbone, strategy = METHODS[method]
-    torch.manual_seed(seed)
-    model = NodeClassifier(data.num_features, backbone, strategy, hyper)
-    optimizer = torch.optim.Adam(
-        model.parameters(), lr=hyper.lr, weight_decay=hyper.weight_decay
-    )
-    target = data.y[data.train_mask].float()
-    # BeMap layers build their sampled graph in the fastest layout from the
-    # edge list; evaluation runs on the full graph in that layout.
-    graph, bemap = fast_graph(data, backbone), get_bemap(data.edge_index)
-    train_graph = graph if strategy is None else data.edge_index
+    trainer = Trainer(data, method, seed, hyper)
     records: list[EpochRecord] = []
-    best_state = copy.deepcopy(model.state_dict())
+    best_state = copy.deepcopy(trainer.model.state_dict())
     for epoch in range(1, hyper.epochs + 1):
-        model.train()
-        optimizer.zero_grad()
-        out = model(data.x, train_graph, bemap)
-        loss = torch.nn.functional.binary_cross_entropy_with_logits(
-            out[data.train_mask], target
-        )
-        loss.backward()
-        optimizer.step()
-        model.eval()
-        with torch.no_grad():
-            out = model(data.x, graph, bemap)
+        trainer.step()
+        out = trainer.evaluate()
         records.append(
             EpochRecord(
                 epoch,
@@ -191,12 +216,65 @@ def train_and_record(
         best = select(records, 'val-acc', None)
         assert best is not None
         if best.epoch == epoch:
-            best_state = copy.deepcopy(model.state_dict())
+            best_state = copy.deepcopy(trainer.model.state_dict())
         if epoch - best.epoch >= hyper.patience:
             break
-    model.load_state_dict(best_state)
-    model.eval()
-    return TrainResult(model, records)
+    trainer.model.load_state_dict(best_state)
+    trainer.model.eval()
+    return TrainResult(trainer.model, records)
+
+
+class Trainer:
+    r"""One method on one graph: its model (initialised from :obj:`seed`),
+    the Adam optimiser, and the graphs it trains and evaluates on (the full
+    graph in the fastest layout; BeMap's layers sample from the carrier;
+    FairDrop drops edges anew every epoch)."""
+
+    def __init__(self, data: Data, method: str, seed: int, hyper: Hyper):
+        backbone, sampler = METHODS[method]
+        torch.manual_seed(seed)
+        self.model = NodeClassifier(
+            data.num_features, backbone, sampler, hyper
+        )
+        self.optimizer = torch.optim.Adam(
+            self.model.parameters(),
+            lr=hyper.lr,
+            weight_decay=hyper.weight_decay,
+        )
+        self.data, self.sampler, self.delta = data, sampler, hyper.delta
+        self.graph = fast_graph(data, backbone)
+        self.bemap = get_bemap(data.edge_index)
+        self.target = data.y[data.train_mask].float()
+
+    def step(self) -> float:
+        r"""One training epoch; returns the training loss."""
+        model, data = self.model, self.data
+        model.train()
+        self.optimizer.zero_grad()
+        out = model(data.x, self._training_graph(), self.bemap)
+        loss = torch.nn.functional.binary_cross_entropy_with_logits(
+            out[data.train_mask], self.target
+        )
+        loss.backward()
+        self.optimizer.step()
+        return float(loss)
+
+    def evaluate(self) -> Tensor:
+        r"""The logits of every node on the full graph."""
+        self.model.eval()
+        with torch.no_grad():
+            return self.model(self.data.x, self.graph, self.bemap)
+
+    def _training_graph(self) -> Any:
+        if self.sampler is None:
+            return self.graph
+        if self.sampler != 'fairdrop':  # BeMap samples from the carrier
+            return self.data.edge_index
+        edge_index = self.data.edge_index
+        if isinstance(edge_index, BeMapEdgeIndex):
+            edge_index = edge_index.as_tensor()
+        kept, _ = fairdrop_edge(edge_index, self.data.s, self.delta)
+        return transposed_adjacency(kept, self.data.num_nodes)
 
 
 def select(
