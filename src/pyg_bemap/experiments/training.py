@@ -145,7 +145,7 @@ class _Linear(torch.nn.Linear):
     r"""A linear layer called like a message-passing layer (the graph is
     ignored): the layers of the MLP baseline."""
 
-    def forward(self, x: Tensor, graph: Any = None) -> Tensor:  # type: ignore[override]
+    def forward(self, x: Tensor, graph: Any = None) -> Tensor:
         return super().forward(x)
 
 
