@@ -2,6 +2,7 @@ r"""The :obj:`pyg-bemap` command: :obj:`train`, :obj:`reproduce` and
 :obj:`datasets`."""
 
 import argparse
+import dataclasses
 import os
 import os.path as osp
 import sys
@@ -28,6 +29,9 @@ from pyg_bemap.experiments import (
     select,
     train_and_record,
 )
+from pyg_bemap.experiments.protocols import PROTOCOLS, run_protocol
+from pyg_bemap.experiments.store import RunStore
+from pyg_bemap.experiments.tables import protocol_report
 from pyg_bemap.metrics import FairnessReport
 from pyg_bemap.transforms import BalanceAwareSampling
 
@@ -91,6 +95,25 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_training_options(reproduce)
     reproduce.add_argument('--out', default=osp.join('examples', 'results'))
+    reproduce.add_argument(
+        '--protocol',
+        choices=sorted(PROTOCOLS),
+        default=None,
+        help='run a named protocol instead of the paper table; finished '
+        'runs go to OUT/runs.jsonl and a rerun resumes from them',
+    )
+    reproduce.add_argument(
+        '--quick',
+        action='store_true',
+        help='the quick protocol: NBA and German, 3 seeds, no tuning',
+    )
+    reproduce.add_argument(
+        '--max-epochs',
+        type=_positive_int,
+        default=None,
+        help="cap a protocol's epochs (a separate protocol name in the "
+        'store, for smoke tests)',
+    )
     reproduce.add_argument(
         '--datasets',
         nargs='+',
@@ -202,6 +225,10 @@ def run_train(args: argparse.Namespace) -> None:
 def run_reproduce(args: argparse.Namespace) -> None:
     from pyg_bemap.reproduce import reproduce
 
+    name = 'quick' if args.quick else args.protocol
+    if name is not None:
+        run_named_protocol(name, args)
+        return
     hyper = Hyper(epochs=args.epochs, patience=args.patience)
     reproduce(
         args.root,
@@ -215,6 +242,30 @@ def run_reproduce(args: argparse.Namespace) -> None:
     print(
         f'Wrote {osp.join(args.out, "paper_table.csv")}, '
         f'{osp.join(args.out, "paper_table.md")} and the plots'
+    )
+
+
+def run_named_protocol(name: str, args: argparse.Namespace) -> None:
+    protocol = PROTOCOLS[name]
+    if args.max_epochs is not None:
+        protocol = dataclasses.replace(
+            protocol,
+            name=f'{name}-max{args.max_epochs}',
+            max_epochs=args.max_epochs,
+        )
+    store = RunStore(osp.join(args.out, 'runs.jsonl'))
+    before = len(store)
+    bar = tqdm(desc=f'{protocol.name} runs', unit='run')
+    chosen = run_protocol(
+        protocol, args.root, store, args.jobs, lambda job: bar.update()
+    )
+    bar.close()
+    path = osp.join(args.out, f'{protocol.name}.md')
+    with open(path, 'w') as handle:
+        handle.write(protocol_report(protocol, store, chosen))
+    print(
+        f'{len(store) - before} new runs ({len(store)} stored in '
+        f'{store.path}); wrote {path}'
     )
 
 

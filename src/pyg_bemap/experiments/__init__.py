@@ -16,6 +16,7 @@ from pyg_bemap.experiments.training import (
     fast_graph,
     select,
     train_and_record,
+    train_run,
 )
 
 __all__ = [
@@ -32,4 +33,5 @@ __all__ = [
     'fast_graph',
     'select',
     'train_and_record',
+    'train_run',
 ]

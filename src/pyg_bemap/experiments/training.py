@@ -3,6 +3,7 @@ selection (on the validation split by default)."""
 
 import copy
 import math
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -15,14 +16,21 @@ from torch_geometric.typing import WITH_TORCH_SPARSE
 
 from pyg_bemap.baselines import fairdrop_edge
 from pyg_bemap.edge_index import BeMapEdgeIndex, BeMapInfo, get_bemap
+from pyg_bemap.experiments.selection import (
+    CURVE_METRICS,
+    fairness_aware,
+    lowest_validation_loss,
+    select_on_test_split,
+)
 from pyg_bemap.metrics import FairnessReport, fairness_report
 from pyg_bemap.nn import BeMapConv, RowNormConv, to_bemap
 from pyg_bemap.nn.fused import FusedGATConv, FusedGCNConv
 from pyg_bemap.utils.layout import transposed_adjacency
 from pyg_bemap.utils.sampling import STRATEGIES
 
-#: name -> (backbone, training graph): None for the full graph, a BeMap
-#: strategy, or 'fairdrop' (:func:`~pyg_bemap.baselines.fairdrop_edge`).
+#: Each method's backbone and training graph (None for the full graph, a
+#: BeMap strategy, or 'fairdrop', see
+#: :func:`~pyg_bemap.baselines.fairdrop_edge`), by name.
 METHODS: dict[str, tuple] = {
     'MLP': ('mlp', None),
     'GCN': ('gcn', None),
@@ -222,6 +230,111 @@ def train_and_record(
     trainer.model.load_state_dict(best_state)
     trainer.model.eval()
     return TrainResult(trainer.model, records)
+
+
+def train_run(
+    data: Data,
+    method: str,
+    config: dict[str, Any],
+    seed: int,
+    max_epochs: int,
+    patience: int,
+    budget: float | None = None,
+) -> dict[str, Any]:
+    r"""Trains one run of a protocol and returns what the run store keeps:
+    the validation curve and the test report at the epoch each rule picks.
+
+    Training stops once the validation loss has not improved for
+    :obj:`patience` epochs, or after :obj:`max_epochs`. The rules
+    (:mod:`~pyg_bemap.experiments.selection`): :obj:`'val-loss'`, the lowest
+    validation loss; :obj:`'val-fair'`, the fairness-aware rule; and, with a
+    :obj:`budget`, :obj:`'test-fair'`, the reference code's rule on the
+    test split (labelled as test-set selection wherever it is reported).
+
+    Args:
+        data (Data): The graph with its split masks.
+        method (str): A key of :obj:`METHODS`.
+        config (dict): :obj:`lr`, :obj:`hidden`, :obj:`dropout`; optionally
+            :obj:`weight_decay`, :obj:`beta`, :obj:`min_keep` (BeMap) and
+            :obj:`delta` (FairDrop).
+        seed (int): Sets the initialisation, dropout and sampling.
+        max_epochs (int): The most epochs.
+        patience (int): Epochs without a better validation loss before
+            stopping.
+        budget (float, optional): The reference budget of the test-split
+            rule. (default: :obj:`None`)
+
+    Returns:
+        A dict with :obj:`epochs`, :obj:`curve` (the validation
+        :obj:`loss`, :obj:`acc`, :obj:`auc`, :obj:`sp` and :obj:`eo` of
+        every epoch), :obj:`test` (per rule, the epoch and its test
+        :obj:`acc`, :obj:`auc`, :obj:`sp`, :obj:`eo`, or :obj:`None`) and
+        :obj:`seconds`.
+    """
+    hyper = Hyper(
+        hidden=config['hidden'],
+        dropout=config['dropout'],
+        lr=config['lr'],
+        weight_decay=config.get('weight_decay', Hyper.weight_decay),
+        beta=config.get('beta', Hyper.beta),
+        min_keep=config.get('min_keep', Hyper.min_keep),
+        delta=config.get('delta', Hyper.delta),
+    )
+    start = time.perf_counter()
+    trainer = Trainer(data, method, seed, hyper)
+    val_y = data.y[data.val_mask].float()
+    curve: dict[str, list[float]] = {k: [] for k in CURVE_METRICS}
+    tests: list[FairnessReport] = []
+    for epoch in range(max_epochs):
+        trainer.step()
+        out = trainer.evaluate()
+        loss = torch.nn.functional.binary_cross_entropy_with_logits(
+            out[data.val_mask], val_y
+        )
+        report = fairness_report(out, data.y, data.s, mask=data.val_mask)
+        for key, value in zip(CURVE_METRICS, (float(loss), *_metrics(report))):
+            curve[key].append(value)
+        tests.append(fairness_report(out, data.y, data.s, mask=data.test_mask))
+        best = lowest_validation_loss(curve['loss'])
+        if best is not None and epoch - best >= patience:
+            break
+    chosen = {
+        'val-loss': lowest_validation_loss(curve['loss']),
+        'val-fair': fairness_aware(
+            curve['acc'], curve['auc'], curve['sp'], curve['eo']
+        ),
+    }
+    if budget is not None:
+        chosen['test-fair'] = select_on_test_split(
+            [t.accuracy for t in tests],
+            [t.delta_sp for t in tests],
+            [t.delta_eo for t in tests],
+            budget,
+        )
+    return {
+        'epochs': len(tests),
+        'curve': {k: [_round(v) for v in vs] for k, vs in curve.items()},
+        'test': {
+            rule: None
+            if epoch is None
+            else dict(
+                epoch=epoch,
+                **dict(
+                    zip(('acc', 'auc', 'sp', 'eo'), _metrics(tests[epoch]))
+                ),
+            )
+            for rule, epoch in chosen.items()
+        },
+        'seconds': round(time.perf_counter() - start, 2),
+    }
+
+
+def _metrics(report: FairnessReport) -> tuple[float, float, float, float]:
+    return report.accuracy, report.auc, report.delta_sp, report.delta_eo
+
+
+def _round(value: float) -> float:
+    return value if math.isnan(value) else round(value, 5)
 
 
 class Trainer:

@@ -1,0 +1,353 @@
+r"""Experimental protocols as named objects, and running one against a
+:class:`~pyg_bemap.experiments.store.RunStore`, so that an interrupted run
+resumes where it stopped."""
+
+import itertools
+import math
+import multiprocessing
+import statistics
+import warnings
+from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from torch_geometric.data import Data
+
+from pyg_bemap.datasets import FairGraphDataset, split_masks
+from pyg_bemap.experiments.store import RunStore, run_key
+from pyg_bemap.experiments.training import (
+    BACKBONES,
+    PAPER_BUDGETS,
+    train_run,
+)
+from pyg_bemap.transforms import BalanceAwareSampling
+
+ALL_METHODS = (
+    'MLP',
+    'GCN',
+    'SAGE',
+    'GAT',
+    'BeMap(row)',
+    'BeMap(sym)',
+    'BeMap(sage)',
+    'BeMap(gat)',
+    'BeMap(sym)-uniform',
+    'BeMap(sym)-degree',
+    'FairDrop',
+)
+
+
+@dataclass(frozen=True)
+class Protocol:
+    r"""How methods are trained, tuned and compared.
+
+    * Hyper-parameters: the backbones (MLP, GCN, SAGE, GAT) are tuned per
+      dataset on the :obj:`grid` (every combination), each combination
+      trained with the :obj:`grid_seeds`, choosing the lowest mean
+      validation loss. A method that changes the training graph (BeMap and
+      its ablations, FairDrop) keeps its backbone's choice, so that it and
+      its backbone differ in the training graph only and start from the
+      same weights for the same seed; FairDrop's :math:`\delta` is then
+      chosen from :obj:`deltas` by the lowest mean validation
+      :math:`\Delta_{SP} + \Delta_{EO}` at the fairness-aware epoch.
+      Without :obj:`grid_seeds`, :obj:`config` is used as it is.
+    * Training: at most :obj:`max_epochs`, stopping once the validation
+      loss has not improved for :obj:`patience` epochs.
+    * Reported epochs: see :func:`~pyg_bemap.experiments.training.train_run`.
+    * Comparisons: every method with the :obj:`seeds`, paired by seed.
+
+    Args:
+        name (str): The protocol's name, stored with every run.
+        description (str): One line for people.
+        datasets (tuple): The datasets.
+        methods (tuple): The methods (keys of
+            :obj:`METHODS`).
+        seeds (tuple): The seeds of the reported runs.
+        max_epochs (int): The most epochs of a run.
+        patience (int): Early-stopping patience on the validation loss.
+        config (dict): The hyper-parameters when nothing is tuned, and the
+            fixed ones (weight decay, BeMap's beta and min_keep).
+        grid (dict): Name -> the values to try.
+        grid_seeds (tuple): The seeds of the tuning runs.
+        deltas (tuple): FairDrop's :math:`\delta` values to try.
+    """
+
+    name: str
+    description: str
+    datasets: tuple[str, ...]
+    methods: tuple[str, ...]
+    seeds: tuple[int, ...]
+    max_epochs: int
+    patience: int
+    config: dict[str, Any] = field(default_factory=dict)
+    grid: dict[str, tuple] = field(default_factory=dict)
+    grid_seeds: tuple[int, ...] = ()
+    deltas: tuple[float, ...] = (0.16,)
+
+    def grid_configs(self) -> list[dict[str, Any]]:
+        r"""Every combination of the grid, on top of :obj:`config`."""
+        names = sorted(self.grid)
+        return [
+            {**self.config, **dict(zip(names, values))}
+            for values in itertools.product(*(self.grid[n] for n in names))
+        ]
+
+
+_FIXED = dict(weight_decay=1e-5, beta=0.25, min_keep=4, delta=0.16)
+
+PROTOCOLS: dict[str, Protocol] = {
+    'default': Protocol(
+        name='default',
+        description='tuned backbones, 10 paired seeds, up to 1000 epochs',
+        datasets=('nba', 'recidivism', 'credit', 'german'),
+        methods=ALL_METHODS,
+        seeds=tuple(range(10)),
+        max_epochs=1000,
+        patience=100,
+        config=dict(_FIXED, lr=1e-3, hidden=128, dropout=0.5, scale=True),
+        grid=dict(
+            lr=(1e-3, 1e-2),
+            hidden=(16, 128),
+            dropout=(0.0, 0.5),
+            scale=(True, False),
+        ),
+        grid_seeds=(0, 1),
+        deltas=(0.08, 0.16, 0.32),
+    ),
+    'quick': Protocol(
+        name='quick',
+        description='NBA and German, 3 seeds, no tuning',
+        datasets=('nba', 'german'),
+        methods=('MLP', 'GCN', 'BeMap(sym)', 'FairDrop'),
+        seeds=(0, 1, 2),
+        max_epochs=300,
+        patience=50,
+        config=dict(_FIXED, lr=1e-2, hidden=16, dropout=0.5, scale=True),
+    ),
+}
+
+
+def tuned_backbones(protocol: Protocol) -> list[str]:
+    r"""The methods whose hyper-parameters the protocol tunes."""
+    names = {BACKBONES.get(m, m) for m in protocol.methods}
+    return [m for m in ('MLP', 'GCN', 'SAGE', 'GAT') if m in names]
+
+
+Job = tuple[str, str, dict[str, Any], int]  # dataset, method, config, seed
+
+
+def run_protocol(
+    protocol: Protocol,
+    root: str,
+    store: RunStore,
+    jobs: int = 1,
+    on_run: Callable[[Job], None] | None = None,
+) -> dict[tuple[str, str], dict[str, Any]]:
+    r"""Runs what :obj:`store` does not hold yet of :obj:`protocol` and
+    returns the configuration chosen for every (dataset, method).
+
+    Runs go to :obj:`jobs` worker processes; each finished run is stored at
+    once, so an interruption loses at most the runs in progress.
+    """
+    chosen: dict[tuple[str, str], dict[str, Any]] = {}
+    backbones = tuned_backbones(protocol)
+    if protocol.grid_seeds:
+        _complete(
+            protocol,
+            root,
+            store,
+            jobs,
+            on_run,
+            [
+                (d, m, c, s)
+                for d in protocol.datasets
+                for m in backbones
+                for c in protocol.grid_configs()
+                for s in protocol.grid_seeds
+            ],
+        )
+    for dataset in protocol.datasets:
+        for method in backbones:
+            chosen[dataset, method] = _best_config(
+                protocol, store, dataset, method
+            )
+    if 'FairDrop' in protocol.methods:
+        candidates = {
+            d: [
+                {**chosen[d, 'GCN'], 'delta': delta}
+                for delta in protocol.deltas
+            ]
+            for d in protocol.datasets
+        }
+        if len(protocol.deltas) > 1:
+            _complete(
+                protocol,
+                root,
+                store,
+                jobs,
+                on_run,
+                [
+                    (d, 'FairDrop', c, s)
+                    for d in protocol.datasets
+                    for c in candidates[d]
+                    for s in protocol.grid_seeds or protocol.seeds
+                ],
+            )
+        for d in protocol.datasets:
+            chosen[d, 'FairDrop'] = min(
+                candidates[d],
+                key=lambda c: _mean_fairness(protocol, store, d, c),
+            )
+    for dataset in protocol.datasets:
+        for method in protocol.methods:
+            if (dataset, method) not in chosen:
+                chosen[dataset, method] = chosen[dataset, BACKBONES[method]]
+    _complete(
+        protocol,
+        root,
+        store,
+        jobs,
+        on_run,
+        [
+            (d, m, chosen[d, m], s)
+            for d in protocol.datasets
+            for m in protocol.methods
+            for s in protocol.seeds
+        ],
+    )
+    return chosen
+
+
+def record_of(
+    protocol: Protocol, job: Job, result: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    r"""The stored record of a job: its identity, and its result."""
+    dataset, method, config, seed = job
+    record = dict(
+        protocol=protocol.name,
+        dataset=dataset,
+        method=method,
+        config=config,
+        seed=seed,
+    )
+    return {**record, **(result or {})}
+
+
+def _complete(
+    protocol: Protocol,
+    root: str,
+    store: RunStore,
+    jobs: int,
+    on_run: Callable[[Job], None] | None,
+    wanted: list[Job],
+) -> None:
+    todo: dict[str, Job] = {}  # each missing run once
+    for job in wanted:
+        key = run_key(record_of(protocol, job))
+        if key not in store:
+            todo.setdefault(key, job)
+    for job, result in _execute(protocol, root, list(todo.values()), jobs):
+        store.add(record_of(protocol, job, result))
+        if on_run is not None:
+            on_run(job)
+
+
+def _execute(
+    protocol: Protocol, root: str, todo: list[Job], jobs: int
+) -> Iterator[tuple[Job, dict[str, Any]]]:
+    if jobs <= 1:
+        for job in todo:
+            yield job, _run_job(protocol, root, job)
+        return
+    context = multiprocessing.get_context('spawn')
+    threads = max(1, torch.get_num_threads() // jobs)
+    with ProcessPoolExecutor(
+        jobs, context, torch.set_num_threads, (threads,)
+    ) as pool:
+        futures = {
+            pool.submit(_run_job, protocol, root, job): job for job in todo
+        }
+        for future in as_completed(futures):
+            yield futures[future], future.result()
+
+
+_DATA: dict[tuple[str, str, bool], Data] = {}
+
+
+def _run_job(protocol: Protocol, root: str, job: Job) -> dict[str, Any]:
+    dataset, method, config, seed = job
+    scale = bool(config.get('scale', True))
+    if (root, dataset, scale) not in _DATA:  # once per worker process
+        graph = FairGraphDataset(root, dataset, feature_norm=scale)[0]
+        _DATA[root, dataset, scale] = BalanceAwareSampling()(graph)
+    data = _DATA[root, dataset, scale]
+    data.train_mask, data.val_mask, data.test_mask = split_masks(data.y, seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore', UserWarning)  # NaN gaps of a run
+        return train_run(
+            data,
+            method,
+            config,
+            seed,
+            protocol.max_epochs,
+            protocol.patience,
+            PAPER_BUDGETS.get(dataset),
+        )
+
+
+def stored_runs(
+    protocol: Protocol,
+    store: RunStore,
+    dataset: str,
+    method: str,
+    config: dict[str, Any],
+    seeds: tuple[int, ...],
+) -> list[dict[str, Any]]:
+    r"""The stored runs of one (dataset, method, configuration), for the
+    :obj:`seeds` that have one."""
+    runs = []
+    for seed in seeds:
+        run = store.get(
+            run_key(record_of(protocol, (dataset, method, config, seed)))
+        )
+        if run is not None:
+            runs.append(run)
+    return runs
+
+
+def _best_config(
+    protocol: Protocol, store: RunStore, dataset: str, method: str
+) -> dict[str, Any]:
+    if not protocol.grid_seeds:
+        return dict(protocol.config)
+
+    def mean_loss(config: dict[str, Any]) -> float:
+        runs = stored_runs(
+            protocol, store, dataset, method, config, protocol.grid_seeds
+        )
+        losses = [min(r['curve']['loss'], default=math.inf) for r in runs]
+        return statistics.mean(losses) if losses else math.inf
+
+    return min(protocol.grid_configs(), key=mean_loss)
+
+
+def _mean_fairness(
+    protocol: Protocol, store: RunStore, dataset: str, config: dict[str, Any]
+) -> float:
+    runs = stored_runs(
+        protocol,
+        store,
+        dataset,
+        'FairDrop',
+        config,
+        protocol.grid_seeds or protocol.seeds,
+    )
+    gaps = []
+    for run in runs:
+        curve, picked = run['curve'], run['test']['val-fair']
+        if picked is not None:
+            epoch = picked['epoch']
+            gaps.append(curve['sp'][epoch] + curve['eo'][epoch])
+    return statistics.mean(gaps) if gaps else math.inf

@@ -1,0 +1,174 @@
+r"""Tables built from stored runs alone: per-method means and paired
+differences between methods, per dataset and reporting rule."""
+
+import math
+import statistics
+from typing import Any
+
+from pyg_bemap.experiments.protocols import Protocol, stored_runs
+from pyg_bemap.experiments.statistics import paired_difference
+from pyg_bemap.experiments.store import RunStore
+from pyg_bemap.experiments.training import BACKBONES
+
+#: The column title of each reported metric, by its stored name.
+METRICS = {'acc': 'acc', 'auc': 'AUC', 'sp': 'delta_sp', 'eo': 'delta_eo'}
+
+#: Rules on the validation split, in the order the tables show them.
+RULES = {
+    'val-loss': 'lowest validation loss',
+    'val-fair': 'fairness-aware (validation)',
+}
+
+Chosen = dict[tuple[str, str], dict[str, Any]]
+
+
+def seed_values(
+    protocol: Protocol,
+    store: RunStore,
+    chosen: Chosen,
+    dataset: str,
+    method: str,
+    rule: str,
+) -> dict[int, dict[str, float]]:
+    r"""Seed -> the test metrics at the epoch :obj:`rule` picked (seeds
+    where the rule picked none are left out)."""
+    runs = stored_runs(
+        protocol,
+        store,
+        dataset,
+        method,
+        chosen[dataset, method],
+        protocol.seeds,
+    )
+    return {
+        run['seed']: run['test'][rule]
+        for run in runs
+        if run['test'].get(rule) is not None
+    }
+
+
+def method_table(protocol: Protocol, store: RunStore, chosen: Chosen) -> str:
+    r"""Mean ± standard deviation over seeds, in %, per rule."""
+    lines = []
+    for rule, title in RULES.items():
+        lines += [
+            f'### Test metrics (%), epoch by {title}',
+            '',
+            '| dataset | method | seeds | '
+            + ' | '.join(METRICS.values())
+            + ' |',
+            '|---|---|---|' + '---|' * len(METRICS),
+        ]
+        for dataset in protocol.datasets:
+            for method in protocol.methods:
+                values = seed_values(
+                    protocol, store, chosen, dataset, method, rule
+                )
+                cells = [
+                    _mean_std([100 * v[m] for v in values.values()])
+                    for m in METRICS
+                ]
+                lines.append(
+                    f'| {dataset} | {method} | {len(values)} | '
+                    + ' | '.join(cells)
+                    + ' |'
+                )
+        lines.append('')
+    return '\n'.join(lines)
+
+
+def comparisons(protocol: Protocol) -> list[tuple[str, str]]:
+    r"""The pairs compared: each method that changes the training graph
+    against its backbone, then every method against the MLP."""
+    pairs = [
+        (BACKBONES[m], m)
+        for m in protocol.methods
+        if m in BACKBONES and BACKBONES[m] in protocol.methods
+    ]
+    if 'MLP' in protocol.methods:
+        pairs += [('MLP', m) for m in protocol.methods if m != 'MLP']
+    return pairs
+
+
+def paired_table(protocol: Protocol, store: RunStore, chosen: Chosen) -> str:
+    r"""Mean paired differences (compared minus reference, in percentage
+    points) with their 95 % bootstrap intervals; :obj:`*` marks an interval
+    that excludes 0. Negative gap differences mean fairer."""
+    lines = []
+    for rule, title in RULES.items():
+        lines += [
+            f'### Paired differences (points), epoch by {title}',
+            '',
+            '| dataset | compared - reference | seeds | '
+            + ' | '.join(METRICS.values())
+            + ' |',
+            '|---|---|---|' + '---|' * len(METRICS),
+        ]
+        for dataset in protocol.datasets:
+            for reference, method in comparisons(protocol):
+                a = seed_values(
+                    protocol, store, chosen, dataset, reference, rule
+                )
+                b = seed_values(protocol, store, chosen, dataset, method, rule)
+                seeds = sorted(set(a) & set(b))
+                cells = []
+                for metric in METRICS:
+                    diff = paired_difference(
+                        [100 * a[s][metric] for s in seeds],
+                        [100 * b[s][metric] for s in seeds],
+                    )
+                    cells.append(_difference(diff))
+                lines.append(
+                    f'| {dataset} | {method} - {reference} | {len(seeds)} | '
+                    + ' | '.join(cells)
+                    + ' |'
+                )
+        lines.append('')
+    return '\n'.join(lines)
+
+
+def _mean_std(values: list[float]) -> str:
+    values = [v for v in values if not math.isnan(v)]
+    if not values:
+        return 'n/a'
+    if len(values) == 1:
+        return f'{values[0]:.2f}'
+    return f'{statistics.mean(values):.2f} ± {statistics.stdev(values):.2f}'
+
+
+def _difference(diff: Any) -> str:
+    if math.isnan(diff.mean):
+        return 'n/a'
+    if math.isnan(diff.low):
+        return f'{diff.mean:+.2f}'
+    mark = '*' if diff.excludes_zero else ''
+    return f'{diff.mean:+.2f} [{diff.low:+.2f}, {diff.high:+.2f}]{mark}'
+
+
+def protocol_report(
+    protocol: Protocol, store: RunStore, chosen: Chosen
+) -> str:
+    r"""The protocol, the chosen hyper-parameters, the paired differences
+    and the per-method means, as Markdown."""
+    lines = [
+        f'## Protocol {protocol.name!r}: {protocol.description}',
+        '',
+        f'Seeds {list(protocol.seeds)}; at most {protocol.max_epochs} '
+        f'epochs, patience {protocol.patience} on the validation loss.',
+        '',
+        '| dataset | method | hyper-parameters |',
+        '|---|---|---|',
+    ]
+    for dataset in protocol.datasets:
+        for method in protocol.methods:
+            config = chosen[dataset, method]
+            shown = ', '.join(f'{k}={v}' for k, v in sorted(config.items()))
+            lines.append(f'| {dataset} | {method} | {shown} |')
+    lines.append('')
+    return '\n'.join(lines) + '\n'.join(
+        [
+            '',
+            paired_table(protocol, store, chosen),
+            method_table(protocol, store, chosen),
+        ]
+    )

@@ -1,0 +1,118 @@
+import os.path as osp
+import statistics
+
+import pytest
+
+from pyg_bemap.cli import main
+from pyg_bemap.experiments.protocols import (
+    PROTOCOLS,
+    Protocol,
+    record_of,
+    run_protocol,
+    stored_runs,
+)
+from pyg_bemap.experiments.store import RunStore, run_key
+from pyg_bemap.experiments.tables import comparisons, protocol_report
+from tests.datasets.test_fair_graph import SHARED, with_raw
+
+# NBA ships with the package: a tiny protocol that still tunes
+TINY = Protocol(
+    name='tiny',
+    description='for tests',
+    datasets=('nba',),
+    methods=('MLP', 'GCN', 'BeMap(sym)', 'FairDrop'),
+    seeds=(0, 1, 2),
+    max_epochs=3,
+    patience=2,
+    config=dict(hidden=8, dropout=0.0, scale=True, beta=0.25, min_keep=4),
+    grid=dict(lr=(1e-2, 1e-3)),
+    grid_seeds=(0, 1),
+    deltas=(0.1, 0.3),
+)
+
+
+def test_tuning_picks_the_lowest_mean_validation_loss(tmp_path):
+    store = RunStore(str(tmp_path / 'runs.jsonl'))
+    chosen = run_protocol(TINY, str(tmp_path), store)
+    for method in ('MLP', 'GCN'):
+        losses = {
+            config['lr']: statistics.mean(
+                min(run['curve']['loss'])
+                for run in stored_runs(
+                    TINY, store, 'nba', method, config, TINY.grid_seeds
+                )
+            )
+            for config in TINY.grid_configs()
+        }
+        assert chosen['nba', method]['lr'] == min(losses, key=losses.get)
+    # BeMap keeps its backbone's choice; FairDrop adds its delta to GCN's
+    assert chosen['nba', 'BeMap(sym)'] == chosen['nba', 'GCN']
+    fairdrop = dict(chosen['nba', 'FairDrop'])
+    assert fairdrop.pop('delta') in TINY.deltas
+    assert fairdrop == chosen['nba', 'GCN']
+    # 2 configs x 2 backbones x 2 seeds, 2 deltas x 2 seeds, then 4 methods
+    # x 3 seeds of which the tuning runs already hold some
+    for method in TINY.methods:
+        runs = stored_runs(
+            TINY, store, 'nba', method, chosen['nba', method], TINY.seeds
+        )
+        assert [run['seed'] for run in runs] == [0, 1, 2]
+        assert all(run['epochs'] <= TINY.max_epochs for run in runs)
+
+
+def test_resume_after_an_interruption_gives_the_same_tables(tmp_path):
+    whole = RunStore(str(tmp_path / 'whole.jsonl'))
+    expected = protocol_report(
+        TINY, whole, run_protocol(TINY, str(tmp_path), whole)
+    )
+    path = str(tmp_path / 'cut.jsonl')
+    finished = []
+
+    def interrupt(job):
+        finished.append(job)
+        if len(finished) == 5:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_protocol(TINY, str(tmp_path), RunStore(path), on_run=interrupt)
+    resumed = RunStore(path)
+    assert len(resumed) == 5
+    redone = []
+    chosen = run_protocol(TINY, str(tmp_path), resumed, on_run=redone.append)
+    assert len(redone) == len(whole) - 5  # nothing is trained twice
+    assert protocol_report(TINY, resumed, chosen) == expected
+
+
+def test_report_pairs_and_marks():
+    assert comparisons(TINY) == [
+        ('GCN', 'BeMap(sym)'),
+        ('GCN', 'FairDrop'),
+        ('MLP', 'GCN'),
+        ('MLP', 'BeMap(sym)'),
+        ('MLP', 'FairDrop'),
+    ]
+    default = PROTOCOLS['default']
+    assert len(default.grid_configs()) == 16
+    assert default.seeds == tuple(range(10)) and default.max_epochs == 1000
+
+
+def test_record_identity():
+    job = ('nba', 'GCN', {'lr': 0.01}, 3)
+    record = record_of(TINY, job, {'epochs': 2})
+    assert record['epochs'] == 2 and record['protocol'] == 'tiny'
+    assert run_key(record) == run_key(record_of(TINY, job))
+
+
+@pytest.mark.skipif(not osp.isdir(SHARED), reason='needs ../shared/datasets')
+def test_quick_protocol_from_the_command_line(tmp_path, capsys):
+    root = with_raw(str(tmp_path / 'data'), 'german')
+    out = str(tmp_path / 'out')
+    argv = ['reproduce', '--quick', '--max-epochs', '2', '--out', out]
+    assert main(argv + ['--root', root, '--jobs', '1']) == 0
+    report = open(osp.join(out, 'quick-max2.md')).read()
+    assert 'BeMap(sym) - GCN' in report and 'FairDrop - GCN' in report
+    assert "Protocol 'quick-max2'" in report
+    # a second call resumes: nothing left to run
+    assert main(argv + ['--root', root, '--jobs', '1']) == 0
+    assert '0 new runs' in capsys.readouterr().out
+    assert len(RunStore(osp.join(out, 'runs.jsonl'))) == 2 * 4 * 3
