@@ -54,6 +54,13 @@ def sens():
 
 BALANCE = torch.rand(30) + 0.1
 
+
+def report(pred, **kwargs):
+    r""":func:`fairness_report` of 4 nodes, labels 0 1 0 1, groups 0 0 1 1."""
+    y, s = torch.tensor([0, 1, 0, 1]), torch.tensor([0, 0, 1, 1])
+    return fairness_report(pred, y, s, **kwargs)
+
+
 # (entry point and bad input, call, what the message must say)
 CATALOGUE = {
     # rule 1: groups
@@ -235,44 +242,34 @@ CATALOGUE = {
     ),
     # fairness report
     'report [N, 2] with NaN': (
-        lambda: fairness_report(
+        lambda: report(
             torch.tensor([[0.1, float('nan')]] * 4),
-            torch.tensor([0, 1, 0, 1]),
-            torch.tensor([0, 0, 1, 1]),
         ),
         "'pred' holds NaN.*check the model's outputs",
     ),
     'report [N] with inf': (
-        lambda: fairness_report(
+        lambda: report(
             torch.tensor([0.1, float('inf'), 1, 2]),
-            torch.tensor([0, 1, 0, 1]),
-            torch.tensor([0, 0, 1, 1]),
         ),
         "'pred' holds NaN, infinite",
     ),
     'report uint8 mask': (
-        lambda: fairness_report(
+        lambda: report(
             torch.randn(4),
-            torch.tensor([0, 1, 0, 1]),
-            torch.tensor([0, 0, 1, 1]),
             mask=torch.tensor([1, 0, 1, 1], dtype=torch.uint8),
         ),
         r"'mask.bool\(\)'",
     ),
     'report threshold NaN': (
-        lambda: fairness_report(
+        lambda: report(
             torch.randn(4),
-            torch.tensor([0, 1, 0, 1]),
-            torch.tensor([0, 0, 1, 1]),
             threshold=float('nan'),
         ),
         "'threshold' must be a finite number",
     ),
     'report 3-class outputs': (
-        lambda: fairness_report(
+        lambda: report(
             torch.randn(4, 3),
-            torch.tensor([0, 1, 0, 1]),
-            torch.tensor([0, 0, 1, 1]),
         ),
         'multi-class outputs are not supported',
     ),
@@ -285,10 +282,8 @@ CATALOGUE = {
         "'y' must hold the labels 0 and 1",
     ),
     'report mask indices out of range': (
-        lambda: fairness_report(
+        lambda: report(
             torch.randn(4),
-            torch.tensor([0, 1, 0, 1]),
-            torch.tensor([0, 0, 1, 1]),
             mask=torch.tensor([7]),
         ),
         r"'mask' holds node indices outside \[0, 4\)",

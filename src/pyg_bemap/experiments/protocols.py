@@ -153,20 +153,19 @@ def run_protocol(
     """
     chosen: dict[tuple[str, str], dict[str, Any]] = {}
     backbones = tuned_backbones(protocol)
+
+    def complete(wanted: list[Job]) -> None:
+        _complete(protocol, root, store, jobs, on_run, wanted)
+
     if protocol.grid_seeds:
-        _complete(
-            protocol,
-            root,
-            store,
-            jobs,
-            on_run,
+        complete(
             [
                 (d, m, c, s)
                 for d in protocol.datasets
                 for m in backbones
                 for c in protocol.grid_configs()
                 for s in protocol.grid_seeds
-            ],
+            ]
         )
     for dataset in protocol.datasets:
         for method in backbones:
@@ -182,18 +181,13 @@ def run_protocol(
             for d in protocol.datasets
         }
         if len(protocol.deltas) > 1:
-            _complete(
-                protocol,
-                root,
-                store,
-                jobs,
-                on_run,
+            complete(
                 [
                     (d, 'FairDrop', c, s)
                     for d in protocol.datasets
                     for c in candidates[d]
                     for s in protocol.grid_seeds or protocol.seeds
-                ],
+                ]
             )
         for d in protocol.datasets:
             chosen[d, 'FairDrop'] = min(
@@ -204,18 +198,13 @@ def run_protocol(
         for method in protocol.methods:
             if (dataset, method) not in chosen:
                 chosen[dataset, method] = chosen[dataset, BACKBONES[method]]
-    _complete(
-        protocol,
-        root,
-        store,
-        jobs,
-        on_run,
+    complete(
         [
             (d, m, chosen[d, m], s)
             for d in protocol.datasets
             for m in protocol.methods
             for s in protocol.seeds
-        ],
+        ]
     )
     return chosen
 

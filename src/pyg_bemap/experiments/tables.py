@@ -57,14 +57,7 @@ def method_table(protocol: Protocol, store: RunStore, chosen: Chosen) -> str:
     r"""Mean ± standard deviation over seeds, in %, per rule."""
     lines = []
     for rule, title in RULES.items():
-        lines += [
-            f'### Test metrics (%), epoch by {title}',
-            '',
-            '| dataset | method | seeds | '
-            + ' | '.join(METRICS.values())
-            + ' |',
-            '|---|---|---|' + '---|' * len(METRICS),
-        ]
+        lines += _head(f'Test metrics (%), epoch by {title}', 'method')
         for dataset in protocol.datasets:
             for method in protocol.methods:
                 values = seed_values(
@@ -105,14 +98,10 @@ def paired_table(protocol: Protocol, store: RunStore, chosen: Chosen) -> str:
     mean fairer."""
     lines = []
     for rule, title in RULES.items():
-        lines += [
-            f'### Paired differences (points), epoch by {title}',
-            '',
-            '| dataset | compared - reference | seeds | '
-            + ' | '.join(METRICS.values())
-            + ' |',
-            '|---|---|---|' + '---|' * len(METRICS),
-        ]
+        lines += _head(
+            f'Paired differences (points), epoch by {title}',
+            'compared - reference',
+        )
         for dataset in protocol.datasets:
             for reference, method in comparisons(protocol):
                 a = seed_values(
@@ -134,6 +123,17 @@ def paired_table(protocol: Protocol, store: RunStore, chosen: Chosen) -> str:
                 )
         lines.append('')
     return '\n'.join(lines)
+
+
+def _head(title: str, column: str) -> list[str]:
+    return [
+        f'### {title}',
+        '',
+        f'| dataset | {column} | seeds | '
+        + ' | '.join(METRICS.values())
+        + ' |',
+        '|---|---|---|' + '---|' * len(METRICS),
+    ]
 
 
 def _mean_std(values: list[float]) -> str:
