@@ -36,15 +36,15 @@ def check_positive(name: str, value: Any) -> float:
     return value
 
 
-def check_share(name: str, value: Any) -> float:
-    r"""A number in :math:`[0, 1]`."""
+def check_share(name: str, value: Any, maximum: float = 1) -> float:
+    r"""A number in :math:`[0, m]`, :math:`m` = :obj:`maximum`."""
     if (
         isinstance(value, bool)
         or not isinstance(value, (int, float))
-        or not 0.0 <= value <= 1.0
+        or not 0.0 <= value <= maximum
     ):
         raise ValueError(
-            f"'{name}' must be a number in [0, 1] (got {value!r})"
+            f"'{name}' must be a number in [0, {maximum}] (got {value!r})"
         )
     return value
 
