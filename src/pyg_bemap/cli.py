@@ -29,6 +29,7 @@ from pyg_bemap.experiments import (
     select,
     train_and_record,
 )
+from pyg_bemap.experiments.plots import plot_tradeoff
 from pyg_bemap.experiments.protocols import PROTOCOLS, run_protocol
 from pyg_bemap.experiments.store import RunStore
 from pyg_bemap.experiments.tables import protocol_report
@@ -263,6 +264,15 @@ def run_named_protocol(name: str, args: argparse.Namespace) -> None:
     path = osp.join(args.out, f'{protocol.name}.md')
     with open(path, 'w') as handle:
         handle.write(protocol_report(protocol, store, chosen))
+    if protocol.sweep:
+        for dataset in protocol.datasets:
+            plot_tradeoff(
+                protocol,
+                store,
+                chosen,
+                dataset,
+                osp.join(args.out, f'tradeoff_{protocol.name}_{dataset}.png'),
+            )
     print(
         f'{len(store) - before} new runs ({len(store)} stored in '
         f'{store.path}); wrote {path}'

@@ -28,6 +28,14 @@ TINY = Protocol(
     grid=dict(lr=(1e-2, 1e-3)),
     grid_seeds=(0, 1),
     deltas=(0.1, 0.3),
+    sweep={
+        'BeMap(sym)': (
+            dict(beta=0.25, min_keep=4),
+            dict(beta=1.0, min_keep=1),
+        ),
+        'FairDrop': (dict(delta=0.0), dict(delta=0.5)),
+    },
+    sweep_seeds=(0, 1),
 )
 
 
@@ -128,3 +136,19 @@ def test_a_mark_needs_the_interval_and_the_exact_test():
     assert format_difference(many) == '+2.00 [+0.50, +3.00]*'
     wide = PairedDifference(2.0, -0.5, 3.0, 0.004, 10)
     assert not format_difference(wide).endswith('*')
+
+
+def test_sweep_runs_and_tradeoff_plot(tmp_path):
+    from pyg_bemap.experiments.plots import plot_tradeoff, tradeoff_points
+    from pyg_bemap.experiments.protocols import sweep_configs
+
+    store = RunStore(str(tmp_path / 'runs.jsonl'))
+    chosen = run_protocol(TINY, str(tmp_path), store)
+    swept = sweep_configs(TINY, chosen, 'nba')
+    assert len(swept) == 4
+    for method, config in swept:
+        point = tradeoff_points(TINY, store, 'nba', method, config, 'val-loss')
+        assert point is not None and 0 <= point['acc'][0] <= 100
+    path = tmp_path / 'tradeoff.png'
+    plot_tradeoff(TINY, store, chosen, 'nba', str(path))
+    assert path.stat().st_size > 10_000

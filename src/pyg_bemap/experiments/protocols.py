@@ -72,6 +72,10 @@ class Protocol:
         grid (dict): Name -> the values to try.
         grid_seeds (tuple): The seeds of the tuning runs.
         deltas (tuple): FairDrop's :math:`\delta` values to try.
+        sweep (dict): Method -> settings to sweep on top of the method's
+            chosen hyper-parameters, each trained with :obj:`sweep_seeds`,
+            for the trade-off plots.
+        sweep_seeds (tuple): The seeds of the sweep.
     """
 
     name: str
@@ -85,6 +89,8 @@ class Protocol:
     grid: dict[str, tuple] = field(default_factory=dict)
     grid_seeds: tuple[int, ...] = ()
     deltas: tuple[float, ...] = (0.16,)
+    sweep: dict[str, tuple[dict[str, Any], ...]] = field(default_factory=dict)
+    sweep_seeds: tuple[int, ...] = ()
 
     def grid_configs(self) -> list[dict[str, Any]]:
         r"""Every combination of the grid, on top of :obj:`config`."""
@@ -115,6 +121,17 @@ PROTOCOLS: dict[str, Protocol] = {
         ),
         grid_seeds=(0, 1),
         deltas=(0.08, 0.16, 0.32),
+        sweep={
+            'BeMap(sym)': tuple(
+                dict(beta=beta, min_keep=min_keep)
+                for beta in (0.1, 0.25, 0.5, 1.0)
+                for min_keep in (1, 4)
+            ),
+            'FairDrop': tuple(
+                dict(delta=delta) for delta in (0.0, 0.08, 0.16, 0.32, 0.5)
+            ),
+        },
+        sweep_seeds=(0, 1, 2, 3, 4),
     ),
     'quick': Protocol(
         name='quick',
@@ -206,7 +223,31 @@ def run_protocol(
             for s in protocol.seeds
         ]
     )
+    complete(
+        [
+            (d, m, config, s)
+            for d in protocol.datasets
+            for m, config in sweep_configs(protocol, chosen, d)
+            for s in protocol.sweep_seeds
+        ]
+    )
     return chosen
+
+
+def sweep_configs(
+    protocol: Protocol,
+    chosen: dict[tuple[str, str], dict[str, Any]],
+    dataset: str,
+) -> list[tuple[str, dict[str, Any]]]:
+    r"""The (method, configuration) pairs of the trade-off sweep on
+    :obj:`dataset`: each swept setting on top of the method's chosen
+    hyper-parameters."""
+    return [
+        (method, {**chosen[dataset, method], **setting})
+        for method, settings in protocol.sweep.items()
+        if method in protocol.methods
+        for setting in settings
+    ]
 
 
 def record_of(
