@@ -13,7 +13,7 @@ from pyg_bemap.experiments.store import RunStore
 
 Chosen = dict[tuple[str, str], dict[str, Any]]
 
-#: Marker and line style per method: distinct in greyscale too.
+#: The marker and line style of each curve, distinct in greyscale too.
 STYLES = [('o', '-'), ('s', '--'), ('^', ':'), ('D', '-.')]
 
 
