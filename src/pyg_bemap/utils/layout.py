@@ -24,12 +24,9 @@ def quiet_sparse() -> Iterator[None]:
     training pass."""
     checks = torch.sparse.check_sparse_tensor_invariants.is_enabled()
     with (
-        warnings.catch_warnings(),
+        _without_beta_notice(),
         torch.sparse.check_sparse_tensor_invariants(enable=checks),
     ):
-        warnings.filterwarnings(
-            'ignore', message='Sparse CSR tensor support is in beta state'
-        )
         yield
 
 
@@ -37,12 +34,21 @@ def csr_tensor(
     crow: Tensor, col: Tensor, value: Tensor, size: tuple[int, int]
 ) -> Tensor:
     r"""A :obj:`torch.sparse` CSR tensor from sorted, valid parts (built
-    from sorted indices, so without invariant checks), quietly (see
-    :func:`quiet_sparse`)."""
-    with quiet_sparse():
+    from sorted indices, so without invariant checks), without torch's
+    one-time notice that CSR support is in beta."""
+    with _without_beta_notice():
         return torch.sparse_csr_tensor(
             crow, col, value, size, check_invariants=False
         )
+
+
+@contextlib.contextmanager
+def _without_beta_notice() -> Iterator[None]:
+    with warnings.catch_warnings():
+        warnings.filterwarnings(
+            'ignore', message='Sparse CSR tensor support is in beta state'
+        )
+        yield
 
 
 def transposed_adjacency(
