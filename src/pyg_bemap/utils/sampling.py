@@ -18,7 +18,7 @@ The work splits in three stages, so that a resample only does the random part:
    seed alone.
 """
 
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import torch
 from torch import Tensor
@@ -33,6 +33,9 @@ from pyg_bemap.utils.groups import (
     check_same_device,
     sensitive_groups,
 )
+
+if TYPE_CHECKING:  # the cache module imports this one
+    from pyg_bemap.sampler_cache import SamplerCache
 
 STRATEGIES = ('balance', 'uniform', 'degree')
 DEGREE_EXPONENT = 0.75
@@ -422,10 +425,10 @@ def balanced_edge_sample(
         return edge_index, edge_index.new_ones(
             edge_index.size(1), dtype=torch.bool
         )
-    plan = _carried_plan(edge_index, sens, balance, num_groups)
     key = (beta, min_keep, strategy)
-    if plan is not None:
-        plan = plan(key)
+    cache = _carried_sampler(edge_index, sens, balance, num_groups)
+    if cache is not None:
+        plan = cache.plan(key)
     else:
         grouping = group_edges(edge_index, sens, num_groups)
         plan = sampling_plan(edge_index, grouping, sens, balance, *key)
@@ -433,12 +436,12 @@ def balanced_edge_sample(
     return edge_index[:, mask], mask
 
 
-def _carried_plan(
+def _carried_sampler(
     edge_index: Tensor, sens: Tensor, balance: Tensor, num_groups: int
-) -> Any:
-    r"""The plan lookup of the carrier's sampler cache, when
-    :obj:`edge_index` is a :class:`~pyg_bemap.BeMapEdgeIndex` carrying
-    these very groups and scores; else :obj:`None`."""
+) -> 'SamplerCache | None':
+    r"""The carrier's sampler cache, when :obj:`edge_index` is a
+    :class:`~pyg_bemap.BeMapEdgeIndex` carrying these very groups and
+    scores; else :obj:`None`."""
     from pyg_bemap.edge_index import get_bemap  # the carrier imports us
 
     info = get_bemap(edge_index)
@@ -448,4 +451,4 @@ def _carried_plan(
         torch.equal(info.sens, sens) and torch.equal(info.balance, balance)
     ):
         return None
-    return info.sampler(edge_index, edge_index.as_subclass(Tensor)).plan
+    return info.sampler(edge_index, edge_index.as_subclass(Tensor))
