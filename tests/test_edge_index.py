@@ -140,3 +140,23 @@ def test_an_in_place_edit_of_a_plain_graph_rebuilds_the_cache():
     fresh = info.sampler(edges, edges)
     assert fresh is not cache
     assert 0 not in fresh.grouping.perm.tolist()  # self-loops never sampled
+
+
+def test_a_state_with_the_caches_of_earlier_versions_loads():
+    edge_index, data, balance = carrier()
+    old = BeMapInfo.__new__(BeMapInfo)
+    old.__setstate__(
+        dict(
+            sens=data.s,
+            balance=balance,
+            num_groups=2,
+            grouping=None,
+            _graph=None,
+            _plans={},
+            _samples={},
+            _masked_adjacency=None,
+        )
+    )
+    assert old.cache is None and not hasattr(old, '_plans')
+    plain = edge_index.as_tensor()
+    assert old.sampler(plain, plain).plan((0.25, 4, 'balance')).num_edges == 80

@@ -113,6 +113,12 @@ class BeMapInfo:
         state['cache'] = None  # rebuilt on demand
         return state
 
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        # Only the node data: states saved by earlier versions also hold
+        # caches, which are rebuilt on demand.
+        self.sens, self.balance = state['sens'], state['balance']
+        self.num_groups, self.cache = state['num_groups'], None
+
     def __deepcopy__(self, memo: dict[int, Any]) -> 'BeMapInfo':
         return self.apply(lambda t: t.clone())
 
