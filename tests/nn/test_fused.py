@@ -17,6 +17,7 @@ from tests.conftest import random_graph
 
 PAIRS = {
     'gcn': (lambda: GCNConv(8, 6), lambda: FusedGCNConv(8, 6)),
+    'gcn-widening': (lambda: GCNConv(8, 24), lambda: FusedGCNConv(8, 24)),
     'gcn-cached': (
         lambda: GCNConv(8, 6, cached=True),
         lambda: FusedGCNConv(8, 6, cached=True),

@@ -181,7 +181,11 @@ class FusedGCNConv(GCNConv):
         \hat{\mathbf{D}}^{-1/2} + c \hat{\mathbf{D}}^{-1}\bigr)
         \mathbf{X},
 
-    one :func:`csr_matmul` with the graph's own pattern and a diagonal. The
+    one :func:`csr_matmul` with the graph's own pattern and a diagonal,
+    applied to the narrower side of the linear map: to :math:`\mathbf{X}`
+    before :math:`\mathbf{\Theta}` when the layer widens its input (the
+    first layer of most models, whose backward pass then needs no sparse
+    product at all), else to :math:`\mathbf{X} \mathbf{\Theta}`. The
     transpose for the backward pass is built on the first one and kept in
     the graph's storage, or comes with the graph (each sample of
     :class:`~pyg_bemap.BeMapConv`). The normalisation of a graph is
@@ -199,7 +203,10 @@ class FusedGCNConv(GCNConv):
         if normalised is None:
             return super().forward(x, edge_index, edge_weight)
         adj, diagonal = normalised
-        out = csr_matmul(adj, self.lin(x), diagonal)
+        if x.size(-1) < self.out_channels:  # propagate the narrower side
+            out = self.lin(csr_matmul(adj, x, diagonal))
+        else:
+            out = csr_matmul(adj, self.lin(x), diagonal)
         if self.bias is not None:
             out = out + self.bias
         return out
