@@ -107,7 +107,7 @@ PROTOCOLS: dict[str, Protocol] = {
     'default': Protocol(
         name='default',
         description='tuned backbones, 10 paired seeds, up to 1000 epochs',
-        datasets=('nba', 'recidivism', 'credit', 'german'),
+        datasets=('nba', 'german', 'recidivism', 'credit'),
         methods=ALL_METHODS,
         seeds=tuple(range(10)),
         max_epochs=1000,
@@ -165,9 +165,28 @@ def run_protocol(
     r"""Runs what :obj:`store` does not hold yet of :obj:`protocol` and
     returns the configuration chosen for every (dataset, method).
 
-    Runs go to :obj:`jobs` worker processes; each finished run is stored at
-    once, so an interruption loses at most the runs in progress.
+    Datasets are completed one after the other, in the protocol's order
+    (tuning, then the reported runs, then the sweep), so that the results
+    of the first ones are whole while the later ones still run. Runs go to
+    :obj:`jobs` worker processes; each finished run is stored at once, so
+    an interruption loses at most the runs in progress.
     """
+    chosen: dict[tuple[str, str], dict[str, Any]] = {}
+    for dataset in protocol.datasets:
+        chosen.update(
+            _run_dataset(protocol, root, store, jobs, on_run, dataset)
+        )
+    return chosen
+
+
+def _run_dataset(
+    protocol: Protocol,
+    root: str,
+    store: RunStore,
+    jobs: int,
+    on_run: Callable[[Job], None] | None,
+    dataset: str,
+) -> dict[tuple[str, str], dict[str, Any]]:
     chosen: dict[tuple[str, str], dict[str, Any]] = {}
     backbones = tuned_backbones(protocol)
 
@@ -177,57 +196,47 @@ def run_protocol(
     if protocol.grid_seeds:
         complete(
             [
-                (d, m, c, s)
-                for d in protocol.datasets
+                (dataset, m, c, s)
                 for m in backbones
                 for c in protocol.grid_configs()
                 for s in protocol.grid_seeds
             ]
         )
-    for dataset in protocol.datasets:
-        for method in backbones:
-            chosen[dataset, method] = _best_config(
-                protocol, store, dataset, method
-            )
+    for method in backbones:
+        chosen[dataset, method] = _best_config(
+            protocol, store, dataset, method
+        )
     if 'FairDrop' in protocol.methods:
-        candidates = {
-            d: [
-                {**chosen[d, 'GCN'], 'delta': delta}
-                for delta in protocol.deltas
-            ]
-            for d in protocol.datasets
-        }
+        candidates = [
+            {**chosen[dataset, 'GCN'], 'delta': delta}
+            for delta in protocol.deltas
+        ]
         if len(protocol.deltas) > 1:
             complete(
                 [
-                    (d, 'FairDrop', c, s)
-                    for d in protocol.datasets
-                    for c in candidates[d]
+                    (dataset, 'FairDrop', c, s)
+                    for c in candidates
                     for s in protocol.grid_seeds or protocol.seeds
                 ]
             )
-        for d in protocol.datasets:
-            chosen[d, 'FairDrop'] = min(
-                candidates[d],
-                key=lambda c: _mean_fairness(protocol, store, d, c),
-            )
-    for dataset in protocol.datasets:
-        for method in protocol.methods:
-            if (dataset, method) not in chosen:
-                chosen[dataset, method] = chosen[dataset, BACKBONES[method]]
+        chosen[dataset, 'FairDrop'] = min(
+            candidates,
+            key=lambda c: _mean_fairness(protocol, store, dataset, c),
+        )
+    for method in protocol.methods:
+        if (dataset, method) not in chosen:
+            chosen[dataset, method] = chosen[dataset, BACKBONES[method]]
     complete(
         [
-            (d, m, chosen[d, m], s)
-            for d in protocol.datasets
+            (dataset, m, chosen[dataset, m], s)
             for m in protocol.methods
             for s in protocol.seeds
         ]
     )
     complete(
         [
-            (d, m, config, s)
-            for d in protocol.datasets
-            for m, config in sweep_configs(protocol, chosen, d)
+            (dataset, m, config, s)
+            for m, config in sweep_configs(protocol, chosen, dataset)
             for s in protocol.sweep_seeds
         ]
     )
