@@ -126,18 +126,6 @@ def test_quick_protocol_from_the_command_line(tmp_path, capsys):
     assert len(RunStore(osp.join(out, 'runs.jsonl'))) == 2 * 4 * 3
 
 
-def test_a_mark_needs_the_interval_and_the_exact_test():
-    from pyg_bemap.experiments.statistics import PairedDifference
-    from pyg_bemap.experiments.tables import format_difference
-
-    few = PairedDifference(2.0, 0.5, 3.0, 0.25, 3)  # 3 seeds: p >= 0.25
-    assert format_difference(few) == '+2.00 [+0.50, +3.00]'
-    many = PairedDifference(2.0, 0.5, 3.0, 0.004, 10)
-    assert format_difference(many) == '+2.00 [+0.50, +3.00]*'
-    wide = PairedDifference(2.0, -0.5, 3.0, 0.004, 10)
-    assert not format_difference(wide).endswith('*')
-
-
 def test_sweep_runs_and_tradeoff_plot(tmp_path):
     from pyg_bemap.experiments.plots import plot_tradeoff, tradeoff_points
     from pyg_bemap.experiments.protocols import sweep_configs

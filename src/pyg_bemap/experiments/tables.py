@@ -27,6 +27,9 @@ Chosen = dict[tuple[str, str], dict[str, Any]]
 #: The level of the exact paired test behind a mark.
 SIGNIFICANCE = 0.05
 
+#: The rule of the verdicts, fixed before any result was seen.
+PRIMARY_RULE = 'val-loss'
+
 
 def seed_values(
     protocol: Protocol,
@@ -104,25 +107,98 @@ def paired_table(protocol: Protocol, store: RunStore, chosen: Chosen) -> str:
         )
         for dataset in protocol.datasets:
             for reference, method in comparisons(protocol):
-                a = seed_values(
-                    protocol, store, chosen, dataset, reference, rule
+                diffs = paired_differences(
+                    protocol, store, chosen, dataset, (reference, method), rule
                 )
-                b = seed_values(protocol, store, chosen, dataset, method, rule)
-                seeds = sorted(set(a) & set(b))
-                cells = []
-                for metric in METRICS:
-                    diff = paired_difference(
-                        [100 * a[s][metric] for s in seeds],
-                        [100 * b[s][metric] for s in seeds],
-                    )
-                    cells.append(format_difference(diff))
+                seeds = diffs['acc'].seeds
+                cells = [format_difference(d) for d in diffs.values()]
                 lines.append(
-                    f'| {dataset} | {method} - {reference} | {len(seeds)} | '
+                    f'| {dataset} | {method} - {reference} | {seeds} | '
                     + ' | '.join(cells)
                     + ' |'
                 )
         lines.append('')
     return '\n'.join(lines)
+
+
+def paired_differences(
+    protocol: Protocol,
+    store: RunStore,
+    chosen: Chosen,
+    dataset: str,
+    pair: tuple[str, str],
+    rule: str = PRIMARY_RULE,
+) -> dict[str, PairedDifference]:
+    r"""Metric -> the paired difference :obj:`pair[1]` minus
+    :obj:`pair[0]` in percentage points, on the seeds both have."""
+    reference, method = pair
+    a = seed_values(protocol, store, chosen, dataset, reference, rule)
+    b = seed_values(protocol, store, chosen, dataset, method, rule)
+    seeds = sorted(set(a) & set(b))
+    return {
+        metric: paired_difference(
+            [100 * a[s][metric] for s in seeds],
+            [100 * b[s][metric] for s in seeds],
+        )
+        for metric in METRICS
+    }
+
+
+def significant(diff: PairedDifference) -> bool:
+    r"""Whether a difference is marked: its interval excludes 0 and its
+    exact test gives :math:`p <` :obj:`SIGNIFICANCE`."""
+    return diff.excludes_zero and diff.p_value < SIGNIFICANCE
+
+
+def verdict(diffs: dict[str, PairedDifference]) -> str:
+    r"""One sentence on a paired comparison: what happened to the two gaps
+    and to accuracy and AUC, counting only marked differences."""
+    fairer = [m for m in ('sp', 'eo') if significant(diffs[m])]
+    lower = [m for m in fairer if diffs[m].mean < 0]
+    higher = [m for m in fairer if diffs[m].mean > 0]
+    if lower and higher:
+        fairness = 'mixed: ' + _listed(diffs, lower + higher)
+    elif lower:
+        fairness = 'fairer: ' + _listed(diffs, lower)
+    elif higher:
+        fairness = 'less fair: ' + _listed(diffs, higher)
+    else:
+        fairness = 'no significant change in either gap'
+    costs = [m for m in ('acc', 'auc') if significant(diffs[m])]
+    if costs:
+        utility = _listed(diffs, costs)
+    else:
+        utility = 'no significant change in accuracy or AUC'
+    return f'{fairness}; {utility}'
+
+
+def _listed(diffs: dict[str, PairedDifference], metrics: list[str]) -> str:
+    return ', '.join(
+        f'{METRICS[m]} {diffs[m].mean:+.1f} '
+        f'[{diffs[m].low:+.1f}, {diffs[m].high:+.1f}]'
+        for m in metrics
+    )
+
+
+def verdict_table(protocol: Protocol, store: RunStore, chosen: Chosen) -> str:
+    r"""The verdict of every comparison (see :func:`comparisons`) at the
+    :obj:`PRIMARY_RULE`, per dataset."""
+    lines = [
+        f'### Verdicts, epoch by {RULES[PRIMARY_RULE]}',
+        '',
+        'Differences in points (compared minus reference), 95 % interval; '
+        'only marked differences count.',
+        '',
+        '| dataset | compared - reference | verdict |',
+        '|---|---|---|',
+    ]
+    for dataset in protocol.datasets:
+        for pair in comparisons(protocol):
+            diffs = paired_differences(protocol, store, chosen, dataset, pair)
+            lines.append(
+                f'| {dataset} | {pair[1]} - {pair[0]} | {verdict(diffs)} |'
+            )
+    return '\n'.join(lines) + '\n'
 
 
 def _head(title: str, column: str) -> list[str]:
@@ -153,7 +229,7 @@ def format_difference(diff: PairedDifference) -> str:
         return 'n/a'
     if math.isnan(diff.low):
         return f'{diff.mean:+.2f}'
-    mark = '*' if diff.excludes_zero and diff.p_value < SIGNIFICANCE else ''
+    mark = '*' if significant(diff) else ''
     return f'{diff.mean:+.2f} [{diff.low:+.2f}, {diff.high:+.2f}]{mark}'
 
 
@@ -180,7 +256,20 @@ def protocol_report(
     return '\n'.join(lines) + '\n'.join(
         [
             '',
+            verdict_table(protocol, store, chosen),
+            MULTIPLICITY,
+            '',
             paired_table(protocol, store, chosen),
             method_table(protocol, store, chosen),
         ]
     )
+
+
+#: How to read the marks, printed under the verdicts.
+MULTIPLICITY = (
+    'The marks are not adjusted for multiple comparisons: each table holds '
+    'many tests, so at the 5 % level about one in twenty differences '
+    'without a real effect is marked by chance. The rule of the verdicts '
+    '(lowest validation loss) and the comparisons were fixed before any '
+    'result was seen; read the other rule and single marks with care.'
+)
