@@ -1,5 +1,3 @@
-import os
-
 import pytest
 
 from pyg_bemap.cli import main, side_by_side
@@ -34,43 +32,6 @@ def test_train_synthetic_and_gat(capsys, tmp_path):
     assert 'GAT: epoch' in capsys.readouterr().out
 
 
-def test_reproduce_writes_the_tables(capsys, tmp_path):
-    out = tmp_path / 'results'
-    assert (
-        main(
-            [
-                'reproduce',
-                '--root',
-                str(tmp_path),
-                '--out',
-                str(out),
-                '--datasets',
-                'nba',
-                '--methods',
-                'GCN',
-                'BeMap(sym)',
-                '--seeds',
-                '2',
-                '--epochs',
-                '3',
-            ]
-        )
-        == 0
-    )
-    assert sorted(os.listdir(out)) == [
-        'paper_table.csv',
-        'paper_table.md',
-        'tradeoff_nba.png',
-    ]
-    lines = (out / 'paper_table.csv').read_text().splitlines()
-    assert lines[0] == (
-        'dataset,method,selection,seeds,acc_mean,acc_std,'
-        'auc_mean,auc_std,sp_mean,sp_std,eo_mean,eo_std'
-    )
-    assert len(lines) == 1 + 2 * 4  # two methods, four selections
-    assert 'test-set selection' in (out / 'paper_table.md').read_text()
-
-
 def test_datasets_lists_every_dataset(capsys, tmp_path):
     assert main(['datasets', '--root', str(tmp_path)]) == 0
     out = capsys.readouterr().out
@@ -94,7 +55,8 @@ def test_datasets_lists_every_dataset(capsys, tmp_path):
         ['train', '--min-keep', '-1'],
         ['train', '--dataset', 'cora'],
         ['train', '--method', 'GCN'],
-        ['reproduce', '--seeds', '0'],
+        ['reproduce', '--jobs', '0'],
+        ['reproduce', '--protocol', 'paper'],
         ['fly'],
         [],
     ],

@@ -24,13 +24,16 @@ from pyg_bemap.experiments import (
     BACKBONES,
     METHODS,
     PAPER_BUDGETS,
-    PAPER_METHODS,
     Hyper,
     select,
     train_and_record,
 )
 from pyg_bemap.experiments.plots import plot_tradeoff
-from pyg_bemap.experiments.protocols import PROTOCOLS, run_protocol
+from pyg_bemap.experiments.protocols import (
+    PROTOCOLS,
+    chosen_configs,
+    run_protocol,
+)
 from pyg_bemap.experiments.store import RunStore
 from pyg_bemap.experiments.tables import protocol_report
 from pyg_bemap.metrics import FairnessReport
@@ -90,18 +93,24 @@ def build_parser() -> argparse.ArgumentParser:
 
     reproduce = commands.add_parser(
         'reproduce',
-        help="run the paper's experiments and write the tables",
-        description='Runs every method on every dataset with several seeds '
-        'and writes paper_table.csv, paper_table.md and one plot per dataset.',
+        help='run an evaluation protocol and write its report',
+        description='Trains every method of a protocol (the default one: '
+        'tuned backbones, 10 paired seeds, NBA, German, Recidivism and '
+        'Credit) and writes OUT/runs.jsonl (one line per finished run), '
+        'OUT/<protocol>.md (verdicts, paired differences, means) and one '
+        'trade-off plot per dataset. A rerun resumes from the stored runs.',
     )
-    _add_training_options(reproduce)
+    reproduce.add_argument(
+        '--root',
+        default=default_root(),
+        help='dataset directory (default: %(default)s)',
+    )
     reproduce.add_argument('--out', default=osp.join('examples', 'results'))
     reproduce.add_argument(
         '--protocol',
         choices=sorted(PROTOCOLS),
-        default=None,
-        help='run a named protocol instead of the paper table; finished '
-        'runs go to OUT/runs.jsonl and a rerun resumes from them',
+        default='default',
+        help='the protocol to run (default: %(default)s)',
     )
     reproduce.add_argument(
         '--quick',
@@ -116,18 +125,11 @@ def build_parser() -> argparse.ArgumentParser:
         'store, for smoke tests)',
     )
     reproduce.add_argument(
-        '--datasets',
-        nargs='+',
-        default=['nba', 'recidivism', 'credit', 'german'],
-        choices=sorted(SPECS) + sorted(ALIASES),
+        '--report-only',
+        action='store_true',
+        help='rebuild the report and plots from the stored runs, training '
+        'nothing (a protocol still running shows the runs it has)',
     )
-    reproduce.add_argument(
-        '--methods',
-        nargs='+',
-        default=list(PAPER_METHODS),
-        choices=list(METHODS),
-    )
-    reproduce.add_argument('--seeds', type=_positive_int, default=5)
     reproduce.add_argument(
         '--jobs',
         type=_positive_int,
@@ -224,43 +226,23 @@ def run_train(args: argparse.Namespace) -> None:
 
 
 def run_reproduce(args: argparse.Namespace) -> None:
-    from pyg_bemap.reproduce import reproduce
-
-    name = 'quick' if args.quick else args.protocol
-    if name is not None:
-        run_named_protocol(name, args)
-        return
-    hyper = Hyper(epochs=args.epochs, patience=args.patience)
-    reproduce(
-        args.root,
-        args.out,
-        args.datasets,
-        args.methods,
-        list(range(args.seeds)),
-        hyper,
-        jobs=args.jobs,
-    )
-    print(
-        f'Wrote {osp.join(args.out, "paper_table.csv")}, '
-        f'{osp.join(args.out, "paper_table.md")} and the plots'
-    )
-
-
-def run_named_protocol(name: str, args: argparse.Namespace) -> None:
-    protocol = PROTOCOLS[name]
+    protocol = PROTOCOLS['quick' if args.quick else args.protocol]
     if args.max_epochs is not None:
         protocol = dataclasses.replace(
             protocol,
-            name=f'{name}-max{args.max_epochs}',
+            name=f'{protocol.name}-max{args.max_epochs}',
             max_epochs=args.max_epochs,
         )
     store = RunStore(osp.join(args.out, 'runs.jsonl'))
     before = len(store)
-    bar = tqdm(desc=f'{protocol.name} runs', unit='run')
-    chosen = run_protocol(
-        protocol, args.root, store, args.jobs, lambda job: bar.update()
-    )
-    bar.close()
+    if args.report_only:
+        chosen = chosen_configs(protocol, store)
+    else:
+        bar = tqdm(desc=f'{protocol.name} runs', unit='run')
+        chosen = run_protocol(
+            protocol, args.root, store, args.jobs, lambda job: bar.update()
+        )
+        bar.close()
     path = osp.join(args.out, f'{protocol.name}.md')
     with open(path, 'w') as handle:
         handle.write(protocol_report(protocol, store, chosen))

@@ -1,3 +1,4 @@
+import os
 import os.path as osp
 import statistics
 
@@ -7,6 +8,7 @@ from pyg_bemap.cli import main
 from pyg_bemap.experiments.protocols import (
     PROTOCOLS,
     Protocol,
+    chosen_configs,
     record_of,
     run_protocol,
     stored_runs,
@@ -89,6 +91,7 @@ def test_resume_after_an_interruption_gives_the_same_tables(tmp_path):
     chosen = run_protocol(TINY, str(tmp_path), resumed, on_run=redone.append)
     assert len(redone) == len(whole) - 5  # nothing is trained twice
     assert protocol_report(TINY, resumed, chosen) == expected
+    assert chosen_configs(TINY, RunStore(path)) == chosen  # no training
 
 
 def test_report_pairs_and_marks():
@@ -123,6 +126,11 @@ def test_quick_protocol_from_the_command_line(tmp_path, capsys):
     # a second call resumes: nothing left to run
     assert main(argv + ['--root', root, '--jobs', '1']) == 0
     assert '0 new runs' in capsys.readouterr().out
+    # the report alone, from the stored runs
+    path = osp.join(out, 'quick-max2.md')
+    os.remove(path)
+    assert main(argv + ['--root', '/nowhere', '--report-only']) == 0
+    assert open(path).read() == report
     assert len(RunStore(osp.join(out, 'runs.jsonl'))) == 2 * 4 * 3
 
 

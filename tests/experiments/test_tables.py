@@ -36,3 +36,14 @@ def test_verdict_counts_only_marked_differences():
     assert verdict(mixed).startswith(
         'mixed: delta_sp -2.0 [-3.0, -1.0], delta_eo +2.0 [+1.0, +3.0];'
     )
+
+
+def test_only_the_settings_a_method_uses_are_shown():
+    from pyg_bemap.experiments.tables import relevant_settings
+
+    config = dict(lr=0.01, beta=0.25, min_keep=4, delta=0.16)
+    assert relevant_settings('GCN', config) == dict(lr=0.01)
+    assert relevant_settings('BeMap(sym)-degree', config) == dict(
+        lr=0.01, beta=0.25, min_keep=4
+    )
+    assert relevant_settings('FairDrop', config) == dict(lr=0.01, delta=0.16)

@@ -1,5 +1,3 @@
-import math
-
 import pytest
 import torch
 from torch_geometric.typing import WITH_TORCH_SPARSE, SparseTensor
@@ -16,7 +14,6 @@ from pyg_bemap.experiments import (
     train_and_record,
 )
 from pyg_bemap.metrics import FairnessReport
-from pyg_bemap.reproduce import _summarise, markdown_table
 
 
 def report(acc, auc, sp, eo):
@@ -96,16 +93,3 @@ def test_classifier_outputs_one_logit_per_node():
     model = NodeClassifier(8, 'row', 'uniform', Hyper(hidden=4))
     data = BalanceAwareSampling()(biased_sbm(50, num_features=8))
     assert model(data.x, data.edge_index).shape == (50,)
-
-
-def test_summary_and_markdown():
-    row = _summarise(('nba', 'GCN', 'paper'), RECORDS[:2])
-    assert row['seeds'] == 2
-    assert row['acc_mean'] == pytest.approx(75.0)
-    assert row['acc_std'] == pytest.approx(math.sqrt(450))
-    empty = _summarise(('german', 'GCN', 'paper'), [])
-    assert empty['seeds'] == 0 and math.isnan(empty['acc_mean'])
-    text = markdown_table([row, empty])
-    assert '| nba | GCN | 2 | 75.00 ± 21.21 |' in text
-    assert '| german | GCN | 0 | n/a |' in text
-    assert 'test-set selection' in text

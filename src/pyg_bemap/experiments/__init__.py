@@ -6,7 +6,6 @@ from pyg_bemap.experiments.training import (
     BACKBONES,
     METHODS,
     PAPER_BUDGETS,
-    PAPER_METHODS,
     SELECTIONS,
     EpochRecord,
     Hyper,
@@ -22,7 +21,6 @@ from pyg_bemap.experiments.training import (
 __all__ = [
     'BACKBONES',
     'METHODS',
-    'PAPER_METHODS',
     'PAPER_BUDGETS',
     'SELECTIONS',
     'EpochRecord',

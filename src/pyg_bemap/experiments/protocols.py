@@ -171,28 +171,37 @@ def run_protocol(
     :obj:`jobs` worker processes; each finished run is stored at once, so
     an interruption loses at most the runs in progress.
     """
+
+    def complete(wanted: list[Job]) -> None:
+        _complete(protocol, root, store, jobs, on_run, wanted)
+
     chosen: dict[tuple[str, str], dict[str, Any]] = {}
     for dataset in protocol.datasets:
-        chosen.update(
-            _run_dataset(protocol, root, store, jobs, on_run, dataset)
-        )
+        chosen.update(_run_dataset(protocol, store, complete, dataset))
+    return chosen
+
+
+def chosen_configs(
+    protocol: Protocol, store: RunStore
+) -> dict[tuple[str, str], dict[str, Any]]:
+    r"""The configuration chosen for every (dataset, method) from the runs
+    in :obj:`store` alone, training nothing: what :func:`run_protocol`
+    returns once the store is complete. With missing tuning runs, a choice
+    rests on the runs there are."""
+    chosen: dict[tuple[str, str], dict[str, Any]] = {}
+    for dataset in protocol.datasets:
+        chosen.update(_run_dataset(protocol, store, lambda _: None, dataset))
     return chosen
 
 
 def _run_dataset(
     protocol: Protocol,
-    root: str,
     store: RunStore,
-    jobs: int,
-    on_run: Callable[[Job], None] | None,
+    complete: Callable[[list[Job]], None],
     dataset: str,
 ) -> dict[tuple[str, str], dict[str, Any]]:
     chosen: dict[tuple[str, str], dict[str, Any]] = {}
     backbones = tuned_backbones(protocol)
-
-    def complete(wanted: list[Job]) -> None:
-        _complete(protocol, root, store, jobs, on_run, wanted)
-
     if protocol.grid_seeds:
         complete(
             [

@@ -233,6 +233,18 @@ def format_difference(diff: PairedDifference) -> str:
     return f'{diff.mean:+.2f} [{diff.low:+.2f}, {diff.high:+.2f}]{mark}'
 
 
+def relevant_settings(method: str, config: dict[str, Any]) -> dict[str, Any]:
+    r"""The settings of :obj:`config` that :obj:`method` uses: BeMap's
+    :obj:`beta` and :obj:`min_keep` for BeMap only, :obj:`delta` for
+    FairDrop only."""
+    unused = set()
+    if not method.startswith('BeMap'):
+        unused |= {'beta', 'min_keep'}
+    if method != 'FairDrop':
+        unused.add('delta')
+    return {k: v for k, v in config.items() if k not in unused}
+
+
 def protocol_report(
     protocol: Protocol, store: RunStore, chosen: Chosen
 ) -> str:
@@ -249,7 +261,7 @@ def protocol_report(
     ]
     for dataset in protocol.datasets:
         for method in protocol.methods:
-            config = chosen[dataset, method]
+            config = relevant_settings(method, chosen[dataset, method])
             shown = ', '.join(f'{k}={v}' for k, v in sorted(config.items()))
             lines.append(f'| {dataset} | {method} | {shown} |')
     lines.append('')

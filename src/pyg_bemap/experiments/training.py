@@ -45,17 +45,6 @@ METHODS: dict[str, tuple] = {
     'FairDrop': ('gcn', 'fairdrop'),
 }
 
-#: The methods of the first reproduction (the paper's table).
-PAPER_METHODS = (
-    'GCN',
-    'GAT',
-    'BeMap(row)',
-    'BeMap(sym)',
-    'BeMap(gat)',
-    'BeMap(sym)-uniform',
-    'BeMap(sym)-degree',
-)
-
 #: The backbone of every method with another training graph.
 BACKBONES = {
     'BeMap(row)': 'GCN',
