@@ -9,6 +9,7 @@ from pyg_bemap.experiments.protocols import (
     PROTOCOLS,
     Protocol,
     chosen_configs,
+    missing_runs,
     record_of,
     run_protocol,
     stored_runs,
@@ -87,11 +88,16 @@ def test_resume_after_an_interruption_gives_the_same_tables(tmp_path):
         run_protocol(TINY, str(tmp_path), RunStore(path), on_run=interrupt)
     resumed = RunStore(path)
     assert len(resumed) == 5
+    assert missing_runs(TINY, resumed) == {'nba': len(whole) - 5}
+    partial = protocol_report(TINY, resumed, chosen_configs(TINY, resumed))
+    assert f'runs still missing (nba {len(whole) - 5})' in partial
+    assert 'Incomplete' not in expected
     redone = []
     chosen = run_protocol(TINY, str(tmp_path), resumed, on_run=redone.append)
     assert len(redone) == len(whole) - 5  # nothing is trained twice
     assert protocol_report(TINY, resumed, chosen) == expected
     assert chosen_configs(TINY, RunStore(path)) == chosen  # no training
+    assert missing_runs(TINY, resumed) == {'nba': 0}
 
 
 def test_report_pairs_and_marks():

@@ -194,6 +194,25 @@ def chosen_configs(
     return chosen
 
 
+def missing_runs(protocol: Protocol, store: RunStore) -> dict[str, int]:
+    r"""Dataset -> the number of the protocol's runs that :obj:`store` does
+    not hold yet (later phases counted with the choices the stored runs
+    make so far)."""
+    missing = {}
+    for dataset in protocol.datasets:
+        wanted: list[Job] = []
+        _run_dataset(protocol, store, wanted.extend, dataset)
+        missing[dataset] = len(_missing_keys(protocol, store, wanted))
+    return missing
+
+
+def _missing_keys(
+    protocol: Protocol, store: RunStore, wanted: list[Job]
+) -> set[str]:
+    keys = {run_key(record_of(protocol, job)) for job in wanted}
+    return {key for key in keys if key not in store}
+
+
 def _run_dataset(
     protocol: Protocol,
     store: RunStore,

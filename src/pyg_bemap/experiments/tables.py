@@ -5,7 +5,11 @@ import math
 import statistics
 from typing import Any
 
-from pyg_bemap.experiments.protocols import Protocol, stored_runs
+from pyg_bemap.experiments.protocols import (
+    Protocol,
+    missing_runs,
+    stored_runs,
+)
 from pyg_bemap.experiments.statistics import (
     PairedDifference,
     paired_difference,
@@ -256,6 +260,17 @@ def protocol_report(
         f'Seeds {list(protocol.seeds)}; at most {protocol.max_epochs} '
         f'epochs, patience {protocol.patience} on the validation loss.',
         '',
+    ]
+    missing = {d: n for d, n in missing_runs(protocol, store).items() if n}
+    if missing:
+        counts = ', '.join(f'{d} {n}' for d, n in missing.items())
+        lines += [
+            f'**Incomplete**: runs still missing ({counts}); the rows of '
+            'these datasets rest on the runs there are, and their '
+            'hyper-parameters may still change.',
+            '',
+        ]
+    lines += [
         '| dataset | method | hyper-parameters |',
         '|---|---|---|',
     ]
