@@ -23,6 +23,7 @@ from pyg_bemap import (
     to_bemap,
 )
 from pyg_bemap.nn.bemap_conv import SPARSE_LAYERS
+from pyg_bemap.nn.fused import FusedGATConv
 from tests.conftest import random_graph
 
 CONVS = {
@@ -33,6 +34,8 @@ CONVS = {
     'gin': lambda: GINConv(torch.nn.Linear(8, 16)),
     'row': lambda: RowNormConv(8, 16),
 }
+if WITH_TORCH_SPARSE:  # GAT with a sparse path
+    CONVS['fused-gat'] = lambda: FusedGATConv(8, 16, heads=2)
 
 
 def prepared(num_nodes=60, num_edges=600, seed=0):
@@ -103,7 +106,7 @@ def test_eval_is_the_inner_conv_on_the_full_graph(name):
     assert torch.equal(exact(data.x, data.edge_index), expected)
     fast = BeMapConv(copy.deepcopy(inner)).eval()  # layout='auto'
     out = fast(data.x, data.edge_index)
-    if isinstance(inner, SPARSE_LAYERS):  # the full graph, sparse
+    if isinstance(inner, SPARSE_LAYERS) and inner.fuse:  # sparse full graph
         torch.testing.assert_close(out, expected, atol=1e-5, rtol=1e-5)
     else:
         assert torch.equal(out, expected)
@@ -413,7 +416,7 @@ class SpyGCN(GCNConv):
         return super().forward(x, edge_index, edge_weight)
 
 
-@pytest.mark.parametrize('name', ['gcn', 'sage', 'graph', 'gin'])
+@pytest.mark.parametrize('name', [n for n in CONVS if n not in ('gat', 'row')])
 def test_sparse_layout_computes_the_same_function(name):
     data = prepared()
     outs, grads = [], []
@@ -445,6 +448,12 @@ def test_auto_layout_picks_sparse_for_fused_layers_only():
     plain(data.x, data.edge_index)
     assert plain.conv.graphs[-1].size(0) == 2
     assert not getattr(GATConv(8, 4), 'fuse', False)
+    if WITH_TORCH_SPARSE:  # a GAT that fuses gets the sparse adjacency
+        seen = []
+        gat = BeMapConv(FusedGATConv(8, 4))
+        gat.conv.register_forward_pre_hook(lambda m, a: seen.append(a[1]))
+        gat(data.x, data.edge_index)
+        assert isinstance(seen[-1], SparseTensor)
     with pytest.raises(ValueError, match='layout'):
         BeMapConv(GCNConv(8, 4), layout='dense')
 

@@ -4,6 +4,7 @@ from typing import Any
 import torch
 from torch import Tensor
 from torch_geometric.nn.conv import (
+    GATConv,
     GCNConv,
     GINConv,
     GraphConv,
@@ -36,8 +37,18 @@ EDGE_LEVEL_ARGS = ('edge_weight', 'edge_attr', 'edge_type')
 INNER = 'conv'
 
 #: Layers (and their subclasses) known to take a transposed sparse
-#: adjacency in place of an edge list, which layout='auto' hands them.
-SPARSE_LAYERS = (GCNConv, SAGEConv, GraphConv, GINConv, TAGConv, SGConv)
+#: adjacency in place of an edge list, which layout='auto' hands them when
+#: they fuse message and aggregation (GATConv only does in a subclass such
+#: as :class:`~pyg_bemap.nn.fused.FusedGATConv`).
+SPARSE_LAYERS = (
+    GCNConv,
+    SAGEConv,
+    GraphConv,
+    GINConv,
+    TAGConv,
+    SGConv,
+    GATConv,
+)
 
 
 class BeMapConv(MessagePassing):
@@ -106,7 +117,10 @@ class BeMapConv(MessagePassing):
             :obj:`'auto'`, sparse for layers that fuse message passing into
             one sparse-matrix product and are known to take a sparse
             adjacency (:obj:`SPARSE_LAYERS`: GCN, SAGE, GraphConv, GIN, TAG,
-            SG and their subclasses) when no edge-level argument is given
+            SG and their subclasses, and
+            :class:`~pyg_bemap.nn.fused.FusedGATConv`, whose parent
+            :class:`~torch_geometric.nn.conv.GATConv` does not fuse) when no
+            edge-level argument is given
             (the edge list under :func:`torch.compile`). Both compute the
             same function, up to the order of floating-point sums.
             (default: :obj:`'auto'`)

@@ -300,17 +300,19 @@ class FusedGATConv(GATConv):
     def message_and_aggregate(
         self, adj_t: Any, x: tuple[Tensor, Any], alpha: Tensor
     ) -> Tensor:
+        # Per head by unbind, not indexing: the backward pass of an index
+        # fills a zero tensor and copies into it for every head.
+        pairs = zip(alpha.unbind(1), x[0].unbind(1))
         if not isinstance(adj_t, SparseTensor):  # a torch.sparse matrix
+            heads = [spmm(set_sparse_value(adj_t, a), x_h) for a, x_h in pairs]
+        else:
+            if alpha.requires_grad:  # build the transpose once for all heads
+                adj_t.storage.csr2csc()
+                adj_t.storage.colptr()
             heads = [
-                spmm(set_sparse_value(adj_t, alpha[:, h]), x[0][:, h])
-                for h in range(alpha.size(1))
+                csr_matmul(adj_t.set_value(a, layout='coo'), x_h)
+                for a, x_h in pairs
             ]
-            return torch.stack(heads, dim=1)
-        if alpha.requires_grad:  # build the transpose once for all heads
-            adj_t.storage.csr2csc()
-            adj_t.storage.colptr()
-        heads = [
-            csr_matmul(adj_t.set_value(alpha[:, h], layout='coo'), x[0][:, h])
-            for h in range(alpha.size(1))
-        ]
+        if len(heads) == 1:  # a view: no copy forward or backward
+            return heads[0].unsqueeze(1)
         return torch.stack(heads, dim=1)
