@@ -57,6 +57,7 @@ def test_datasets_lists_every_dataset(capsys, tmp_path):
         ['train', '--method', 'GCN'],
         ['reproduce', '--jobs', '0'],
         ['reproduce', '--protocol', 'paper'],
+        ['reproduce', '--protocol', 'quick', '--quick'],
         ['fly'],
         [],
     ],
@@ -79,3 +80,10 @@ def test_help(command, capsys):
 def test_side_by_side():
     text = side_by_side('a\nbb', 'c', ['L', 'R'])
     assert text.splitlines() == ['L     R', 'a     c', 'bb']
+
+
+def test_a_report_needs_stored_runs(capsys, tmp_path):
+    argv = ['reproduce', '--report-only', '--out', str(tmp_path)]
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert err.count('\n') == 1 and 'holds no runs' in err

@@ -32,6 +32,7 @@ from pyg_bemap.experiments.plots import plot_tradeoff
 from pyg_bemap.experiments.protocols import (
     PROTOCOLS,
     chosen_configs,
+    datasets_with_runs,
     run_protocol,
 )
 from pyg_bemap.experiments.store import RunStore
@@ -106,13 +107,14 @@ def build_parser() -> argparse.ArgumentParser:
         help='dataset directory (default: %(default)s)',
     )
     reproduce.add_argument('--out', default=osp.join('examples', 'results'))
-    reproduce.add_argument(
+    which = reproduce.add_mutually_exclusive_group()
+    which.add_argument(
         '--protocol',
         choices=sorted(PROTOCOLS),
         default='default',
         help='the protocol to run (default: %(default)s)',
     )
-    reproduce.add_argument(
+    which.add_argument(
         '--quick',
         action='store_true',
         help='the quick protocol: NBA and German, 3 seeds, no tuning',
@@ -236,6 +238,11 @@ def run_reproduce(args: argparse.Namespace) -> None:
     store = RunStore(osp.join(args.out, 'runs.jsonl'))
     before = len(store)
     if args.report_only:
+        if not datasets_with_runs(protocol, store):
+            raise ValueError(
+                f'{store.path} holds no runs of the protocol '
+                f"{protocol.name!r}; run it without '--report-only' first"
+            )
         chosen = chosen_configs(protocol, store)
     else:
         bar = tqdm(desc=f'{protocol.name} runs', unit='run')
@@ -247,7 +254,7 @@ def run_reproduce(args: argparse.Namespace) -> None:
     with open(path, 'w') as handle:
         handle.write(protocol_report(protocol, store, chosen))
     if protocol.sweep:
-        for dataset in protocol.datasets:
+        for dataset in datasets_with_runs(protocol, store):
             plot_tradeoff(
                 protocol,
                 store,

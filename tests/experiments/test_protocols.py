@@ -1,3 +1,4 @@
+import dataclasses
 import os
 import os.path as osp
 import statistics
@@ -154,3 +155,32 @@ def test_sweep_runs_and_tradeoff_plot(tmp_path):
     path = tmp_path / 'tradeoff.png'
     plot_tradeoff(TINY, store, chosen, 'nba', str(path))
     assert path.stat().st_size > 10_000
+
+
+@pytest.mark.skipif(not osp.isdir(SHARED), reason='needs ../shared/datasets')
+def test_datasets_one_after_the_other_and_in_parallel(tmp_path):
+    root = with_raw(str(tmp_path / 'data'), 'german')
+    two = dataclasses.replace(
+        TINY,
+        name='two',
+        datasets=('nba', 'german'),
+        methods=('MLP', 'GCN'),
+        seeds=(0, 1, 2),
+        config={**TINY.config, 'lr': 1e-2},
+        grid={},
+        grid_seeds=(),
+        sweep={},
+    )
+    serial, order = RunStore(str(tmp_path / 'serial.jsonl')), []
+    run_protocol(two, root, serial, on_run=order.append)
+    names = [job[0] for job in order]
+    assert names == sorted(names, key=two.datasets.index)  # nba first
+    assert missing_runs(two, serial) == {'nba': 0, 'german': 0}
+    parallel = RunStore(str(tmp_path / 'parallel.jsonl'))
+    run_protocol(two, root, parallel, jobs=2)
+    assert len(parallel) == len(serial)
+    for run in serial:
+        twin = parallel.get(run_key(run))
+        assert twin is not None and twin['epochs'] == run['epochs']
+        for a, b in zip(twin['curve']['loss'], run['curve']['loss']):
+            assert a == pytest.approx(b, abs=1e-4)

@@ -47,3 +47,18 @@ def test_only_the_settings_a_method_uses_are_shown():
         lr=0.01, beta=0.25, min_keep=4
     )
     assert relevant_settings('FairDrop', config) == dict(lr=0.01, delta=0.16)
+
+
+def test_no_verdict_without_runs_or_with_too_few_seeds():
+    from pyg_bemap.experiments.tables import fewest_seeds
+
+    assert fewest_seeds() == 6  # 2 / 2**5 = 0.0625, 2 / 2**6 < 0.05
+    nan = float('nan')
+    empty = PairedDifference(nan, nan, nan, nan, 0)
+    assert verdict(dict(acc=empty, auc=empty, sp=empty, eo=empty)) == (
+        'no verdict: no paired runs yet'
+    )
+    few = diff(-3.0, -5.0, -1.0, p_value=0.25, seeds=3)
+    assert verdict(dict(acc=few, auc=few, sp=few, eo=few)) == (
+        'no verdict: 3 paired seeds, a mark needs at least 6'
+    )

@@ -291,3 +291,16 @@ def test_bemap_samples_come_with_their_transpose(monkeypatch):
         x = data.x.clone().requires_grad_()
         second(first(x, data.edge_index), data.edge_index).sum().backward()
     assert len(sorts) == 6 and not any(sorts)  # two layers, three passes
+
+
+@pytest.mark.skipif(not WITH_TORCH_SPARSE, reason='needs torch-sparse')
+def test_a_widening_layer_propagates_its_input(monkeypatch):
+    # (A X) W: the product of the graph with an input that needs no gradient
+    # records no backward pass; a narrowing layer propagates X W, which does
+    x, edge_index = graph()
+    adj = transposed_adjacency(edge_index, x.size(0))
+    calls = count_calls(monkeypatch, fused_module._CSRMatmul, 'apply')
+    FusedGCNConv(8, 24)(x, adj).sum().backward()
+    assert not calls
+    FusedGCNConv(8, 4)(x, adj).sum().backward()
+    assert len(calls) == 1

@@ -126,7 +126,8 @@ def plot_tradeoff(
     )
     fig.suptitle(
         f'{dataset}: accuracy against fairness, epoch by {rule}, '
-        f'mean ± std over {len(protocol.sweep_seeds or protocol.seeds)} seeds',
+        f'mean ± std over up to {len(protocol.sweep_seeds or protocol.seeds)} '
+        'seeds',
         fontsize=12,
     )
     fig.tight_layout(rect=(0, 0, 0.82, 1))

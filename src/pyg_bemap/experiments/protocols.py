@@ -194,6 +194,13 @@ def chosen_configs(
     return chosen
 
 
+def datasets_with_runs(protocol: Protocol, store: RunStore) -> list[str]:
+    r"""The protocol's datasets of which :obj:`store` holds runs, in the
+    protocol's order."""
+    held = {r['dataset'] for r in store if r['protocol'] == protocol.name}
+    return [d for d in protocol.datasets if d in held]
+
+
 def missing_runs(protocol: Protocol, store: RunStore) -> dict[str, int]:
     r"""Dataset -> the number of the protocol's runs that :obj:`store` does
     not hold yet (later phases counted with the choices the stored runs

@@ -1,12 +1,15 @@
-r"""Tables built from stored runs alone: per-method means and paired
-differences between methods, per dataset and reporting rule."""
+r"""Reports built from stored runs alone: verdicts, paired differences
+between methods, per-method means and the chosen hyper-parameters, per
+dataset and reporting rule."""
 
+import dataclasses
 import math
 import statistics
 from typing import Any
 
 from pyg_bemap.experiments.protocols import (
     Protocol,
+    datasets_with_runs,
     missing_runs,
     stored_runs,
 )
@@ -26,8 +29,8 @@ RULES = {
     'val-fair': 'fairness-aware (validation)',
 }
 
-#: The reference code's rule, which selects on the test split: shown in the
-#: per-method means only, labelled, for comparison with the paper.
+#: The reference code's rule, which selects on the test split. It is shown
+#: in the per-method means only, labelled, for comparison with the paper.
 TEST_SPLIT_RULE = {
     'test-fair': "the reference code's rule, selected on the TEST split "
     '(for comparison only)',
@@ -38,7 +41,8 @@ Chosen = dict[tuple[str, str], dict[str, Any]]
 #: The level of the exact paired test behind a mark.
 SIGNIFICANCE = 0.05
 
-#: The rule of the verdicts, fixed before any result was seen.
+#: The rule of the verdicts, fixed before any result of BeMap or FairDrop
+#: was seen.
 PRIMARY_RULE = 'val-loss'
 
 
@@ -162,9 +166,25 @@ def significant(diff: PairedDifference) -> bool:
     return diff.excludes_zero and diff.p_value < SIGNIFICANCE
 
 
+def fewest_seeds() -> int:
+    r"""The fewest paired seeds with which the exact sign-flip test can
+    reach :math:`p <` :obj:`SIGNIFICANCE` (its smallest two-sided p-value
+    is :math:`2 / 2^n`)."""
+    return math.floor(1 - math.log2(SIGNIFICANCE)) + 1
+
+
 def verdict(diffs: dict[str, PairedDifference]) -> str:
     r"""One sentence on a paired comparison: what happened to the two gaps
-    and to accuracy and AUC, counting only marked differences."""
+    and to accuracy and AUC, counting only marked differences; or why there
+    is no verdict (no paired runs, or too few seeds for any mark)."""
+    seeds = diffs['acc'].seeds
+    if seeds == 0:
+        return 'no verdict: no paired runs yet'
+    if seeds < fewest_seeds():
+        return (
+            f'no verdict: {seeds} paired seeds, a mark needs at least '
+            f'{fewest_seeds()}'
+        )
     fairer = [m for m in ('sp', 'eo') if significant(diffs[m])]
     lower = [m for m in fairer if diffs[m].mean < 0]
     higher = [m for m in fairer if diffs[m].mean > 0]
@@ -276,9 +296,13 @@ def protocol_report(
         lines += [
             f'**Incomplete**: runs still missing ({counts}); the rows of '
             'these datasets rest on the runs there are, and their '
-            'hyper-parameters may still change.',
+            'hyper-parameters may still change. Datasets without any run '
+            'are left out.',
             '',
         ]
+    protocol = dataclasses.replace(
+        protocol, datasets=tuple(datasets_with_runs(protocol, store))
+    )
     lines += [
         verdict_table(protocol, store, chosen),
         MULTIPLICITY,
@@ -311,6 +335,7 @@ MULTIPLICITY = (
     'The marks are not adjusted for multiple comparisons: each table holds '
     'many tests, so at the 5 % level about one in twenty differences '
     'without a real effect is marked by chance. The rule of the verdicts '
-    '(lowest validation loss) and the comparisons were fixed before any '
-    'result was seen; read the other rule and single marks with care.'
+    f'({RULES[PRIMARY_RULE]}) and the comparisons were fixed before any '
+    'result of BeMap or FairDrop was seen; read the other rule and single '
+    'marks with care.'
 )
