@@ -209,15 +209,21 @@ def missing_runs(protocol: Protocol, store: RunStore) -> dict[str, int]:
     for dataset in protocol.datasets:
         wanted: list[Job] = []
         _run_dataset(protocol, store, wanted.extend, dataset)
-        missing[dataset] = len(_missing_keys(protocol, store, wanted))
+        missing[dataset] = len(_missing_jobs(protocol, store, wanted))
     return missing
 
 
-def _missing_keys(
+def _missing_jobs(
     protocol: Protocol, store: RunStore, wanted: list[Job]
-) -> set[str]:
-    keys = {run_key(record_of(protocol, job)) for job in wanted}
-    return {key for key in keys if key not in store}
+) -> list[Job]:
+    r"""The jobs of :obj:`wanted` that :obj:`store` does not hold, each run
+    once."""
+    todo: dict[str, Job] = {}
+    for job in wanted:
+        key = run_key(record_of(protocol, job))
+        if key not in store:
+            todo.setdefault(key, job)
+    return list(todo.values())
 
 
 def _run_dataset(
@@ -317,12 +323,8 @@ def _complete(
     on_run: Callable[[Job], None] | None,
     wanted: list[Job],
 ) -> None:
-    todo: dict[str, Job] = {}  # each missing run once
-    for job in wanted:
-        key = run_key(record_of(protocol, job))
-        if key not in store:
-            todo.setdefault(key, job)
-    for job, result in _execute(protocol, root, list(todo.values()), jobs):
+    todo = _missing_jobs(protocol, store, wanted)
+    for job, result in _execute(protocol, root, todo, jobs):
         store.add(record_of(protocol, job, result))
         if on_run is not None:
             on_run(job)
