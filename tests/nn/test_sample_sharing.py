@@ -1,4 +1,5 @@
 import copy
+import gc
 import io
 import threading
 import time
@@ -8,6 +9,7 @@ import torch
 from torch_geometric.nn import GCNConv, MessagePassing
 
 from pyg_bemap import BalanceAwareSampling, BeMapConv, to_bemap
+from pyg_bemap.nn import sample_sharing
 from pyg_bemap.nn.sample_sharing import REPLAY_LENGTH, CallReplay, PassScope
 from tests.conftest import random_graph
 
@@ -104,6 +106,20 @@ def test_layers_called_on_their_own(data):
     assert a.conv.seen[1] != a.conv.seen[0]
     assert a.conv.seen[2] != a.conv.seen[1]  # 'a' alone: a new one each call
     assert b.conv.seen[1] == a.conv.seen[2]
+
+
+def test_a_new_layer_is_not_mistaken_for_a_dead_one(data, monkeypatch):
+    # CPython may give a new layer the id of a dead one; simulate the worst
+    # case, every object with one id: distinct layers must still share
+    monkeypatch.setattr(sample_sharing, 'id', lambda obj: 0, raising=False)
+    first = BeMapConv(Recorder())
+    first(data.x, data.edge_index)
+    used = first.conv.seen[0]
+    del first
+    gc.collect()
+    second = BeMapConv(Recorder())
+    second(data.x, data.edge_index)
+    assert second.conv.seen[0] == used
 
 
 def run_threads(*targets):

@@ -35,6 +35,7 @@ in this order:
 """
 
 import threading
+import weakref
 from collections import OrderedDict
 from typing import Any
 
@@ -163,19 +164,21 @@ def layer_sample(
         if sample is None:
             sample = samples[(cache, key)] = draw()
     else:
-        sample = _unscoped_sample(cache, key, id(layer), draw)
+        sample = _unscoped_sample(cache, key, layer, draw)
     replay.remember(ticket, sample.seed)
     return sample
 
 
 def _unscoped_sample(
-    cache: SamplerCache, key: SamplerKey, layer_id: int, draw: Any
+    cache: SamplerCache, key: SamplerKey, layer: Any, draw: Any
 ) -> Sample:
+    # The users are weak references, not ids: a new layer may reuse the id
+    # of a dead one and must not count as having used the sample.
     current = cache.unscoped_samples.__dict__.setdefault('current', {})
     entry = current.get(key)
-    if entry is None or layer_id in entry[1]:
-        entry = current[key] = (draw(), set())
-    entry[1].add(layer_id)
+    if entry is None or layer in entry[1]:
+        entry = current[key] = (draw(), weakref.WeakSet())
+    entry[1].add(layer)
     return entry[0]
 
 
