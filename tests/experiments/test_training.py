@@ -82,11 +82,13 @@ def test_fast_graph_layouts():
     if WITH_TORCH_SPARSE:
         assert isinstance(graph, SparseTensor)
         assert graph.nnz() == data.num_edges
-        assert isinstance(fast_graph(data, 'gat'), SparseTensor)
+        for backbone in ('gat', 'row'):
+            assert isinstance(fast_graph(data, backbone), SparseTensor)
     else:  # pragma: no cover
         assert graph.layout == torch.sparse_csr
-        assert type(fast_graph(data, 'gat')) is torch.Tensor
-    assert type(fast_graph(data, 'row')) is torch.Tensor
+        for backbone in ('gat', 'row'):
+            assert type(fast_graph(data, backbone)) is torch.Tensor
+    assert type(fast_graph(data, 'mlp')) is torch.Tensor
 
 
 def test_classifier_outputs_one_logit_per_node():

@@ -416,7 +416,7 @@ class SpyGCN(GCNConv):
         return super().forward(x, edge_index, edge_weight)
 
 
-@pytest.mark.parametrize('name', [n for n in CONVS if n not in ('gat', 'row')])
+@pytest.mark.parametrize('name', [n for n in CONVS if n != 'gat'])
 def test_sparse_layout_computes_the_same_function(name):
     data = prepared()
     outs, grads = [], []
@@ -448,12 +448,13 @@ def test_auto_layout_picks_sparse_for_fused_layers_only():
     plain(data.x, data.edge_index)
     assert plain.conv.graphs[-1].size(0) == 2
     assert not getattr(GATConv(8, 4), 'fuse', False)
-    if WITH_TORCH_SPARSE:  # a GAT that fuses gets the sparse adjacency
-        seen = []
-        gat = BeMapConv(FusedGATConv(8, 4))
-        gat.conv.register_forward_pre_hook(lambda m, a: seen.append(a[1]))
-        gat(data.x, data.edge_index)
-        assert isinstance(seen[-1], SparseTensor)
+    if WITH_TORCH_SPARSE:  # a GAT that fuses, and RowNormConv
+        for inner in (FusedGATConv(8, 4), RowNormConv(8, 4)):
+            seen = []
+            conv = BeMapConv(inner)
+            inner.register_forward_pre_hook(lambda m, a: seen.append(a[1]))
+            conv(data.x, data.edge_index)
+            assert isinstance(seen[-1], SparseTensor)
     with pytest.raises(ValueError, match='layout'):
         BeMapConv(GCNConv(8, 4), layout='dense')
 

@@ -1,4 +1,6 @@
+import pytest
 import torch
+from torch_geometric.typing import WITH_TORCH_SPARSE, SparseTensor
 
 from pyg_bemap import RowNormConv
 
@@ -29,3 +31,40 @@ def test_both_orders_compute_the_same_function():
         members = [i] + src[dst == i].tolist()
         expected[i] = h[members].mean(0)
     assert torch.allclose(wide(x, edge_index), expected, atol=1e-6)
+
+
+def graph_with_loops_and_repeats():
+    # a self-loop (2 -> 2) and a repeated edge (1 -> 0 twice)
+    edge_index = torch.tensor(
+        [[1, 1, 2, 2, 3, 4, 0, 5], [0, 0, 1, 2, 2, 3, 4, 4]]
+    )
+    return edge_index, 6
+
+
+@pytest.mark.parametrize('channels', [(3, 5), (5, 3)])  # both orders
+@pytest.mark.parametrize('layout', ['torch_sparse', 'torch.sparse'])
+def test_sparse_adjacency_gives_the_edge_list_result(channels, layout):
+    if layout == 'torch_sparse' and not WITH_TORCH_SPARSE:
+        pytest.skip('needs torch_sparse')
+    torch.manual_seed(0)
+    conv = RowNormConv(*channels)
+    edge_index, n = graph_with_loops_and_repeats()
+    if layout == 'torch_sparse':
+        adj = SparseTensor.from_edge_index(
+            edge_index.flip(0), sparse_sizes=(n, n)
+        ).set_value(torch.rand(edge_index.size(1)), layout='coo')  # ignored
+    else:  # keeps the repeated edge as two entries, as BeMap's samples
+        adj = torch.sparse_coo_tensor(
+            edge_index.flip(0), torch.rand(edge_index.size(1)), (n, n)
+        )
+    x = torch.randn(n, channels[0])
+    xs = [x.clone().requires_grad_() for _ in range(2)]
+    expected, out = conv(xs[0], edge_index), conv(xs[1], adj)
+    torch.testing.assert_close(out, expected)
+    grads = []
+    for result, x_ in ((expected, xs[0]), (out, xs[1])):
+        conv.zero_grad()
+        result.square().sum().backward()
+        grads.append((x_.grad, conv.lin.weight.grad.clone()))
+    for a, b in zip(*grads):
+        torch.testing.assert_close(a, b)

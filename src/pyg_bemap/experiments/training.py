@@ -148,18 +148,17 @@ class _Linear(torch.nn.Linear):
 def fast_graph(data: Data, backbone: str) -> Any:
     r"""The full graph in the fastest layout the backbone takes: a
     transposed sparse adjacency, whose sparse products avoid materialising
-    one message per edge, for :class:`~pyg_bemap.nn.fused.FusedGCNConv` (a
-    :class:`torch_sparse.SparseTensor` when installed, else a
-    :obj:`torch.sparse` CSR tensor) and, with :obj:`torch_sparse`, for
-    :class:`~pyg_bemap.nn.fused.FusedGATConv`; the edge list for
-    :class:`~pyg_bemap.RowNormConv`, which aggregates the narrower side of
-    its linear map.
+    one message per edge (a :class:`torch_sparse.SparseTensor` when
+    installed, else a :obj:`torch.sparse` CSR tensor), for the GCN and SAGE
+    backbones and, with :obj:`torch_sparse`, for
+    :class:`~pyg_bemap.nn.fused.FusedGATConv` and
+    :class:`~pyg_bemap.RowNormConv`; the edge list otherwise.
     """
     edge_index = data.edge_index
     if isinstance(edge_index, BeMapEdgeIndex):
         edge_index = edge_index.as_tensor()
     if backbone in ('gcn', 'sage') or (
-        backbone == 'gat' and WITH_TORCH_SPARSE
+        backbone in ('gat', 'row') and WITH_TORCH_SPARSE
     ):
         return transposed_adjacency(edge_index, data.num_nodes)
     return edge_index

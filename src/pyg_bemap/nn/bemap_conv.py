@@ -13,7 +13,7 @@ from torch_geometric.nn.conv import (
     SGConv,
     TAGConv,
 )
-from torch_geometric.typing import SparseTensor
+from torch_geometric.typing import WITH_TORCH_SPARSE, SparseTensor
 from torch_geometric.utils import (
     is_torch_sparse_tensor,
     to_edge_index,
@@ -22,6 +22,7 @@ from torch_geometric.utils import (
 )
 
 from pyg_bemap.edge_index import BeMapEdgeIndex, BeMapInfo, get_bemap
+from pyg_bemap.nn.row_norm_conv import RowNormConv
 from pyg_bemap.nn.sample_sharing import CallReplay, PassScope, layer_sample
 from pyg_bemap.sampler_cache import Sample, SamplerCache
 from pyg_bemap.utils.layout import quiet_sparse
@@ -39,7 +40,8 @@ INNER = 'conv'
 #: Layers (and their subclasses) known to take a transposed sparse
 #: adjacency in place of an edge list, which layout='auto' hands them when
 #: they fuse message and aggregation (GATConv only does in a subclass such
-#: as :class:`~pyg_bemap.nn.fused.FusedGATConv`).
+#: as :class:`~pyg_bemap.nn.fused.FusedGATConv`; RowNormConv's fast path
+#: needs a torch_sparse.SparseTensor).
 SPARSE_LAYERS = (
     GCNConv,
     SAGEConv,
@@ -48,7 +50,7 @@ SPARSE_LAYERS = (
     TAGConv,
     SGConv,
     GATConv,
-)
+) + ((RowNormConv,) if WITH_TORCH_SPARSE else ())
 
 
 class BeMapConv(MessagePassing):
@@ -117,7 +119,8 @@ class BeMapConv(MessagePassing):
             :obj:`'auto'`, sparse for layers that fuse message passing into
             one sparse-matrix product and are known to take a sparse
             adjacency (:obj:`SPARSE_LAYERS`: GCN, SAGE, GraphConv, GIN, TAG,
-            SG and their subclasses, and
+            SG, with :obj:`torch_sparse` :class:`~pyg_bemap.RowNormConv`,
+            and their subclasses, and
             :class:`~pyg_bemap.nn.fused.FusedGATConv`, whose parent
             :class:`~torch_geometric.nn.conv.GATConv` does not fuse) when no
             edge-level argument is given

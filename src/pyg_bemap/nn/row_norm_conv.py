@@ -1,7 +1,19 @@
+from typing import Any
+
+import torch
 from torch import Tensor
 from torch_geometric.nn.conv import MessagePassing
 from torch_geometric.nn.dense.linear import Linear
-from torch_geometric.utils import add_self_loops, remove_self_loops
+from torch_geometric.typing import Adj, SparseTensor
+from torch_geometric.utils import (
+    add_self_loops,
+    is_torch_sparse_tensor,
+    remove_self_loops,
+    spmm,
+    to_edge_index,
+)
+
+from pyg_bemap.nn.fused import _DERIVED, csr_matmul
 
 
 class RowNormConv(MessagePassing):
@@ -15,9 +27,14 @@ class RowNormConv(MessagePassing):
         \frac{1}{|\mathcal{N}(i)| + 1} \sum_{j \in \mathcal{N}(i) \cup
         \{ i \}} \mathbf{x}_j + \mathbf{b}.
 
-    Existing self-loops are replaced by exactly one per node. The linear map
-    runs after the aggregation when that is cheaper (fewer input than output
-    channels); both orders compute the same function. Wrapped as
+    Existing self-loops are replaced by exactly one per node; a sparse
+    adjacency's values are ignored (the layer takes no edge weights). The
+    linear map runs after the aggregation when that is cheaper (fewer input
+    than output channels); both orders compute the same function. On a
+    :class:`torch_sparse.SparseTensor`, the mean is one
+    :func:`~pyg_bemap.nn.fused.csr_matmul` with the self-loops as a
+    diagonal, its weights remembered while that graph object lives; other
+    inputs pass messages along the edge list. Wrapped as
     :obj:`BeMapConv(RowNormConv(in_channels, out_channels))`, the mean runs
     over the fair neighbourhood including the node.
 
@@ -29,7 +46,8 @@ class RowNormConv(MessagePassing):
 
     Shapes:
         - **input:** node features :math:`(|\mathcal{V}|, F_{in})`,
-          edge indices :math:`(2, |\mathcal{E}|)`
+          edge indices :math:`(2, |\mathcal{E}|)` or a transposed sparse
+          adjacency :math:`(|\mathcal{V}|, |\mathcal{V}|)`
         - **output:** node features :math:`(|\mathcal{V}|, F_{out})`
     """
 
@@ -46,15 +64,46 @@ class RowNormConv(MessagePassing):
         super().reset_parameters()
         self.lin.reset_parameters()
 
-    def forward(self, x: Tensor, edge_index: Tensor) -> Tensor:
+    def forward(self, x: Tensor, edge_index: Adj) -> Tensor:
+        if isinstance(edge_index, SparseTensor):
+            adj, diagonal = _row_normalised(edge_index, x.dtype)
+            if self.in_channels < self.out_channels:
+                return self.lin(csr_matmul(adj, x, diagonal))
+            return csr_matmul(adj, self.lin(x), diagonal)
+        if is_torch_sparse_tensor(edge_index):  # rows are targets
+            edge_index = to_edge_index(edge_index)[0].flip(0)
         edge_index, _ = remove_self_loops(edge_index)
         edge_index, _ = add_self_loops(edge_index, num_nodes=x.size(0))
         if self.in_channels < self.out_channels:
             return self.lin(self.propagate(edge_index, x=x))
         return self.propagate(edge_index, x=self.lin(x))
 
+    def message_and_aggregate(self, adj_t: Any, x: Tensor) -> Tensor:
+        return spmm(adj_t, x, reduce=self.aggr)
+
     def __repr__(self) -> str:
         return (
             f'{self.__class__.__name__}({self.in_channels}, '
             f'{self.out_channels})'
         )
+
+
+def _row_normalised(graph: SparseTensor, dtype: torch.dtype) -> Any:
+    r"""With :math:`\mathbf{A}` the pattern of :obj:`graph` without its
+    diagonal and :math:`d_i` its row counts, :math:`\mathbf{A}` with
+    entries :math:`1 / (d_i + 1)` and the column :math:`1 / (\mathbf{d} +
+    1)`: their :func:`~pyg_bemap.nn.fused.csr_matmul` is the mean over each
+    node and its neighbours. Remembered while :obj:`graph` lives (the same
+    graph reaches every layer of a pass)."""
+    key = ('row_norm', dtype)
+    normalised = _DERIVED.get(graph, key)
+    if normalised is None:
+        adj = graph
+        off_diagonal = adj.storage.row() != adj.storage.col()
+        if not bool(off_diagonal.all()):
+            adj = adj.masked_select_nnz(off_diagonal, layout='coo')
+        scale = (adj.storage.rowcount().to(dtype) + 1.0).reciprocal()
+        value = scale.index_select(0, adj.storage.row())
+        normalised = (adj.set_value(value, layout='csr'), scale.view(-1, 1))
+        _DERIVED.put(graph, key, normalised)
+    return normalised
