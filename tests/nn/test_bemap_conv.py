@@ -449,11 +449,10 @@ def test_auto_layout_picks_sparse_for_fused_layers_only():
     assert plain.conv.graphs[-1].size(0) == 2
     assert not getattr(GATConv(8, 4), 'fuse', False)
     if WITH_TORCH_SPARSE:  # a GAT that fuses, and RowNormConv
+        seen = []
         for inner in (FusedGATConv(8, 4), RowNormConv(8, 4)):
-            seen = []
-            conv = BeMapConv(inner)
             inner.register_forward_pre_hook(lambda m, a: seen.append(a[1]))
-            conv(data.x, data.edge_index)
+            BeMapConv(inner)(data.x, data.edge_index)
             assert isinstance(seen[-1], SparseTensor)
     with pytest.raises(ValueError, match='layout'):
         BeMapConv(GCNConv(8, 4), layout='dense')
