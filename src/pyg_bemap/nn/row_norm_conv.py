@@ -79,6 +79,8 @@ class RowNormConv(MessagePassing):
         return self.propagate(edge_index, x=self.lin(x))
 
     def message_and_aggregate(self, adj_t: Any, x: Tensor) -> Tensor:
+        # For propagate() on a sparse adjacency; defining it also marks the
+        # layer as fusing (self.fuse), which BeMapConv's 'auto' layout reads.
         return spmm(adj_t, x, reduce=self.aggr)
 
     def __repr__(self) -> str:
