@@ -16,6 +16,7 @@ equal PyG's up to floating-point summation order; edge lists and
 """
 
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -156,6 +157,18 @@ class _GraphMemo:
 _DERIVED = _GraphMemo()
 
 
+def derived(graph: Any, key: Any, compute: Callable[[], Any]) -> Any:
+    r"""The value :obj:`compute()` derives from :obj:`graph`, remembered
+    under :obj:`key` while :obj:`graph` lives when it may be reused (see
+    :func:`_memoisable`), and shared by every layer that sees the graph."""
+    value = _DERIVED.get(graph, key)
+    if value is None:
+        value = compute()
+        if _memoisable(graph):
+            _DERIVED.put(graph, key, value)
+    return value
+
+
 def _memoisable(adj: Any) -> bool:
     r"""A graph whose derived forms may be reused: a SparseTensor without
     values that need gradients (those change with every pass)."""
@@ -226,12 +239,12 @@ class FusedGCNConv(GCNConv):
             and _memoisable(adj)
         ):
             return None
-        key = ('gcn_norm', x.dtype, self.improved)
-        normalised = _DERIVED.get(adj, key)
-        if normalised is None:
-            fill = 2.0 if self.improved else 1.0
-            normalised = _gcn_norm_off_diagonal(adj, x.dtype, fill)
-            _DERIVED.put(adj, key, normalised)
+        fill = 2.0 if self.improved else 1.0
+        normalised = derived(
+            adj,
+            ('gcn_norm', x.dtype, self.improved),
+            lambda: _gcn_norm_off_diagonal(adj, x.dtype, fill),
+        )
         return normalised or None
 
     def _has_propagate_hooks(self) -> bool:
@@ -286,11 +299,9 @@ class FusedGATConv(GATConv):
             and self.edge_dim is None
         ):
             return super().forward(x, edge_index, *args, **kwargs)
-        looped = _DERIVED.get(edge_index, 'set_diag')
-        if looped is None:
-            looped = torch_sparse.set_diag(edge_index)
-            if _memoisable(edge_index):
-                _DERIVED.put(edge_index, 'set_diag', looped)
+        looped = derived(
+            edge_index, 'set_diag', lambda: torch_sparse.set_diag(edge_index)
+        )
         self.add_self_loops = False  # they are in 'looped' already
         try:
             return super().forward(x, looped, *args, **kwargs)

@@ -13,7 +13,7 @@ from torch_geometric.utils import (
     to_edge_index,
 )
 
-from pyg_bemap.nn.fused import _DERIVED, csr_matmul
+from pyg_bemap.nn.fused import csr_matmul, derived
 
 
 class RowNormConv(MessagePassing):
@@ -97,15 +97,16 @@ def _row_normalised(graph: SparseTensor, dtype: torch.dtype) -> Any:
     1)`: their :func:`~pyg_bemap.nn.fused.csr_matmul` is the mean over each
     node and its neighbours. Remembered while :obj:`graph` lives (the same
     graph reaches every layer of a pass)."""
-    key = ('row_norm', dtype)
-    normalised = _DERIVED.get(graph, key)
-    if normalised is None:
-        adj = graph
-        off_diagonal = adj.storage.row() != adj.storage.col()
-        if not bool(off_diagonal.all()):
-            adj = adj.masked_select_nnz(off_diagonal, layout='coo')
-        scale = (adj.storage.rowcount().to(dtype) + 1.0).reciprocal()
-        value = scale.index_select(0, adj.storage.row())
-        normalised = (adj.set_value(value, layout='csr'), scale.view(-1, 1))
-        _DERIVED.put(graph, key, normalised)
-    return normalised
+    return derived(
+        graph, ('row_norm', dtype), lambda: _mean_weights(graph, dtype)
+    )
+
+
+def _mean_weights(graph: SparseTensor, dtype: torch.dtype) -> Any:
+    adj = graph
+    off_diagonal = adj.storage.row() != adj.storage.col()
+    if not bool(off_diagonal.all()):
+        adj = adj.masked_select_nnz(off_diagonal, layout='coo')
+    scale = (adj.storage.rowcount().to(dtype) + 1.0).reciprocal()
+    value = scale.index_select(0, adj.storage.row())
+    return adj.set_value(value, layout='csr'), scale.view(-1, 1)
