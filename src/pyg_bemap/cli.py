@@ -28,6 +28,7 @@ from pyg_bemap.experiments import (
     select,
     train_and_record,
 )
+from pyg_bemap.experiments.paper_comparison import paper_comparison
 from pyg_bemap.experiments.plots import plot_tradeoff
 from pyg_bemap.experiments.protocols import (
     PROTOCOLS,
@@ -262,6 +263,11 @@ def run_reproduce(args: argparse.Namespace) -> None:
                 dataset,
                 osp.join(args.out, f'tradeoff_{protocol.name}_{dataset}.png'),
             )
+    reference = PROTOCOLS['reference']
+    if datasets_with_runs(reference, store):
+        comparison = osp.join(args.out, 'paper_comparison.md')
+        with open(comparison, 'w') as handle:
+            handle.write(paper_comparison(store, reference.datasets))
     print(
         f'{len(store) - before} new runs ({len(store)} stored in '
         f'{store.path}); wrote {path}'

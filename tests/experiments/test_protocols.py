@@ -184,3 +184,27 @@ def test_datasets_one_after_the_other_and_in_parallel(tmp_path):
         assert twin is not None and twin['epochs'] == run['epochs']
         for a, b in zip(twin['curve']['loss'], run['curve']['loss']):
             assert a == pytest.approx(b, abs=1e-4)
+
+
+def test_reference_protocol_on_nba(tmp_path):
+    reference = PROTOCOLS['reference']
+    assert reference.max_epochs == 400 and reference.patience >= 400
+    assert reference.config['head'] and reference.config['dropout'] == 0
+    tiny = dataclasses.replace(
+        reference,
+        name='reference-tiny',
+        datasets=('nba',),
+        seeds=(0, 1),
+        max_epochs=3,
+        patience=3,
+    )
+    store = RunStore(str(tmp_path / 'runs.jsonl'))
+    chosen = run_protocol(tiny, str(tmp_path), store)
+    runs = list(store)
+    assert len(runs) == 3 * 2 and all(r['epochs'] == 3 for r in runs)
+    assert all('test-fair' in r['test'] for r in runs)
+    report = protocol_report(tiny, store, chosen)
+    assert 'Selected on the TEST split' in report
+    assert "reference loaders' fixed split" in report
+    assert 'BeMap(sym)-renumbered - GCN' in report
+    assert 'lowest validation loss' not in report

@@ -35,3 +35,11 @@ def test_selection_on_the_test_split_is_the_reference_rule():
     eo = [0.01, 0.01, 0.03, 0.02]
     assert select_on_test_split(acc, sp, eo, budget=0.05) == 2  # earliest tie
     assert select_on_test_split(acc, sp, eo, budget=0.005) is None
+
+
+def test_the_reference_budget_is_strict_and_an_undefined_gap_fails_it():
+    acc = [0.90, 0.80, 0.70]
+    sp = [0.07, NAN, 0.06]
+    eo = [0.00, 0.00, 0.069]
+    # epoch 0 sits on the budget, epoch 1 has no delta_sp: only 2 is under
+    assert select_on_test_split(acc, sp, eo, budget=0.07) == 2

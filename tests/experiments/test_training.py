@@ -47,7 +47,7 @@ def test_every_method_builds_and_trains(method):
     result = train_and_record(data, method, seed=0, hyper=Hyper(epochs=3))
     assert [r.epoch for r in result.records] == [1, 2, 3]
     backbone, sampler = METHODS[method]
-    bemap = sampler not in (None, 'fairdrop')
+    bemap = sampler not in (None, 'fairdrop', 'renumbered')
     assert isinstance(result.model.conv1, BeMapConv) == bemap
     if bemap:
         assert result.model.conv1.strategy == sampler
@@ -95,3 +95,16 @@ def test_classifier_outputs_one_logit_per_node():
     model = NodeClassifier(8, 'row', 'uniform', Hyper(hidden=4))
     data = BalanceAwareSampling()(biased_sbm(50, num_features=8))
     assert model(data.x, data.edge_index).shape == (50,)
+
+
+def test_a_linear_head_after_the_second_layer():
+    data = biased_sbm(60, seed=6)
+    model = NodeClassifier(data.num_features, 'gcn', None, Hyper(head=True))
+    assert model.conv2.out_channels == 128 and model.head.in_features == 128
+    assert model(data.x, data.edge_index).shape == (60,)
+    bemap = NodeClassifier(
+        data.num_features, 'gcn', 'balance', Hyper(head=True)
+    )
+    assert isinstance(bemap.conv2, BeMapConv)
+    assert isinstance(bemap.head, torch.nn.Linear)  # not a layer to sample
+    assert NodeClassifier(data.num_features, 'gcn', None, Hyper()).head is None

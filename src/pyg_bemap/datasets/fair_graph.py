@@ -16,6 +16,8 @@ from torch import Tensor
 from torch_geometric.data import Data, InMemoryDataset, download_url
 from torch_geometric.utils import coalesce, remove_self_loops, to_undirected
 
+from pyg_bemap.datasets.reference_splits import REFERENCE_SEED, reference_split
+
 _GITHUB = 'https://raw.githubusercontent.com'
 BUNDLED_DIR = osp.join(osp.dirname(osp.abspath(__file__)), 'data')
 
@@ -44,6 +46,7 @@ class GraphSpec:
     label_map: Callable[[Tensor], Tensor] | None = None
     sens_map: dict[str, float] | None = None
     reference_label_budget: int = 0
+    reference_split: str = 'per_class'  # see reference_splits.SPLIT_KINDS
 
 
 def _raw(repo: str, commit: str, path: str, blob: str) -> RawFile:
@@ -80,6 +83,7 @@ def _pokec(suffix: str, csv_blob: str, edge_blob: str) -> GraphSpec:
         id_column='user_id',
         label_map=_working_in_field,
         reference_label_budget=500,
+        reference_split='labelled',
     )
 
 
@@ -100,6 +104,7 @@ SPECS: dict[str, GraphSpec] = {
         dropped=(),
         id_column='user_id',
         reference_label_budget=100,
+        reference_split='labelled_val_is_test',
     ),
     'recidivism': GraphSpec(
         _raw(
@@ -212,13 +217,17 @@ class FairGraphDataset(InMemoryDataset):
     * :obj:`s`: the sensitive group (NBA :obj:`country`, Recidivism
       :obj:`WHITE`, Credit :obj:`Age`, German :obj:`Gender` with Female 1 and
       Male 0, Pokec :obj:`region`);
-    * :obj:`train_mask`, :obj:`val_mask`, :obj:`test_mask`: a seeded random
-      50% / 25% / 25% split of the labelled nodes (the paper's protocol). With
-      :obj:`label_budget`, training keeps only the first
-      :obj:`min(50%, budget)` of those nodes (:obj:`'reference'`: the
-      reference code's budgets, NBA 100, Recidivism 100, Credit 6000, German
-      100, Pokec 500; the reference code draws Recidivism's and Credit's per
-      class, this draws them from all labelled nodes).
+    * :obj:`train_mask`, :obj:`val_mask`, :obj:`test_mask`: with
+      :obj:`split='random'`, a seeded random 50% / 25% / 25% split of the
+      labelled nodes (the paper's protocol); with :obj:`label_budget`,
+      training keeps only the first :obj:`min(50%, budget)` of those nodes
+      (:obj:`'reference'`: the reference code's budgets, NBA 100, Recidivism
+      100, Credit 6000, German 100, Pokec 500). With
+      :obj:`split='reference'`, the reference loaders' own split, replayed
+      with Python's shuffle (:mod:`~pyg_bemap.datasets.reference_splits`):
+      per class for Recidivism, Credit and German; for NBA, 100 training
+      nodes and every other labelled node in the test split, which is also
+      the validation split.
 
     Statistics (the processed graphs, default options):
 
@@ -236,9 +245,13 @@ class FairGraphDataset(InMemoryDataset):
         root (str): Root directory; files go to :obj:`root/<name>/`.
         name (str): The dataset.
         split_seed (int, optional): Seed of the split; part of the processed
-            file's name. (default: :obj:`0`)
+            file's name. (default: :obj:`None`: :obj:`0` for the random
+            split, the reference loaders' :obj:`20` for theirs)
         label_budget (int or str, optional): Cap on the training nodes, or
-            :obj:`'reference'`. (default: :obj:`None`, no cap)
+            :obj:`'reference'`. (default: :obj:`None`: no cap for the random
+            split, the reference budget for the reference split)
+        split (str, optional): :obj:`'random'` or :obj:`'reference'`.
+            (default: :obj:`'random'`)
         keep_sensitive (bool, optional): Keep the sensitive attribute among
             the features. (default: :obj:`False`)
         feature_norm (bool, optional): Scale features to :math:`[-1, 1]`.
@@ -252,13 +265,14 @@ class FairGraphDataset(InMemoryDataset):
         self,
         root: str,
         name: str,
-        split_seed: int = 0,
+        split_seed: int | None = None,
         label_budget: int | str | None = None,
         keep_sensitive: bool = False,
         feature_norm: bool = True,
         transform: Callable | None = None,
         pre_transform: Callable | None = None,
         force_reload: bool = False,
+        split: str = 'random',
     ):
         key = str(name).lower()
         key = ALIASES.get(key, key)
@@ -267,8 +281,16 @@ class FairGraphDataset(InMemoryDataset):
                 f"Unknown dataset '{name}'; choose one of "
                 f'{sorted(SPECS) + sorted(ALIASES)}'
             )
-        if label_budget == 'reference':
+        if split not in ('random', 'reference'):
+            raise ValueError(
+                f"'split' must be 'random' or 'reference' (got {split!r})"
+            )
+        if label_budget == 'reference' or (
+            split == 'reference' and label_budget is None
+        ):
             label_budget = SPECS[key].reference_label_budget
+        if split_seed is None:
+            split_seed = REFERENCE_SEED if split == 'reference' else 0
         if label_budget is not None and (
             not isinstance(label_budget, int) or label_budget < 1
         ):
@@ -280,6 +302,7 @@ class FairGraphDataset(InMemoryDataset):
         self.spec = SPECS[key]
         self.split_seed = split_seed
         self.label_budget = label_budget
+        self.split = split
         self.keep_sensitive = keep_sensitive
         self.feature_norm = feature_norm
         super().__init__(
@@ -308,7 +331,7 @@ class FairGraphDataset(InMemoryDataset):
     def processed_file_names(self) -> str:
         budget = self.label_budget or 'all'
         return (
-            f'data_split{self.split_seed}_budget{budget}_sens'
+            f'data_{self.split}{self.split_seed}_budget{budget}_sens'
             f'{int(self.keep_sensitive)}_norm{int(self.feature_norm)}.pt'
         )
 
@@ -384,9 +407,14 @@ class FairGraphDataset(InMemoryDataset):
         data = Data(
             x=x, edge_index=self._edges(edges, node_ids, y.numel()), y=y, s=s
         )
-        data.train_mask, data.val_mask, data.test_mask = split_masks(
-            y, self.split_seed, self.label_budget
-        )
+        if self.split == 'reference':
+            budget = self.label_budget or spec.reference_label_budget
+            masks = reference_split(
+                y, spec.reference_split, budget, self.split_seed
+            )
+        else:
+            masks = split_masks(y, self.split_seed, self.label_budget)
+        data.train_mask, data.val_mask, data.test_mask = masks
         return data
 
     def _edges(
@@ -416,7 +444,8 @@ class FairGraphDataset(InMemoryDataset):
     def __repr__(self) -> str:
         return (
             f'{self.__class__.__name__}({self.name}, split_seed='
-            f'{self.split_seed}, label_budget={self.label_budget})'
+            f'{self.split_seed}, label_budget={self.label_budget}, '
+            f'split={self.split!r})'
         )
 
 

@@ -15,7 +15,8 @@ from typing import Any
 import torch
 from torch_geometric.data import Data
 
-from pyg_bemap.datasets import FairGraphDataset, split_masks
+from pyg_bemap.datasets import SPECS, FairGraphDataset, split_masks
+from pyg_bemap.datasets.reference_splits import reference_split
 from pyg_bemap.experiments.store import RunStore, run_key
 from pyg_bemap.experiments.training import (
     BACKBONES,
@@ -55,7 +56,14 @@ class Protocol:
       Without :obj:`grid_seeds`, :obj:`config` is used as it is.
     * Training: at most :obj:`max_epochs`, stopping once the validation
       loss has not improved for :obj:`patience` epochs.
-    * Reported epochs: see :func:`~pyg_bemap.experiments.training.train_run`.
+    * Split: :obj:`'random'`, a 50/25/25 split drawn from each run's seed;
+      or :obj:`'reference'`, the reference loaders' fixed split
+      (:mod:`~pyg_bemap.datasets.reference_splits`), the same for every
+      seed.
+    * Reported epochs: see :func:`~pyg_bemap.experiments.training.train_run`;
+      a protocol reports the validation rules, or, with
+      :obj:`test_selection`, only the reference code's rule, which selects
+      on the test split (labelled so wherever it is shown).
     * Comparisons: every method with the :obj:`seeds`, paired by seed.
 
     Args:
@@ -76,6 +84,9 @@ class Protocol:
             chosen hyper-parameters, each trained with :obj:`sweep_seeds`,
             for the trade-off plots.
         sweep_seeds (tuple): The seeds of the sweep.
+        split (str): :obj:`'random'` or :obj:`'reference'`.
+        test_selection (bool): Report the reference code's test-split rule
+            only.
     """
 
     name: str
@@ -91,6 +102,8 @@ class Protocol:
     deltas: tuple[float, ...] = (0.16,)
     sweep: dict[str, tuple[dict[str, Any], ...]] = field(default_factory=dict)
     sweep_seeds: tuple[int, ...] = ()
+    split: str = 'random'
+    test_selection: bool = False
 
     def grid_configs(self) -> list[dict[str, Any]]:
         r"""Every combination of the grid, on top of :obj:`config`."""
@@ -142,6 +155,21 @@ PROTOCOLS: dict[str, Protocol] = {
         max_epochs=300,
         patience=50,
         config=dict(_FIXED, lr=1e-2, hidden=16, dropout=0.5, scale=True),
+    ),
+    'reference': Protocol(
+        name='reference',
+        description="the reference code's split, model, 400 epochs and "
+        'test-split selection',
+        datasets=('nba', 'recidivism', 'credit'),
+        methods=('GCN', 'BeMap(sym)', 'BeMap(sym)-renumbered'),
+        seeds=(0, 1, 2, 3, 4),
+        max_epochs=400,
+        patience=400,  # no early stopping: every run trains 400 epochs
+        config=dict(
+            _FIXED, lr=1e-3, hidden=128, dropout=0.0, head=True, scale=True
+        ),
+        split='reference',
+        test_selection=True,
     ),
 }
 
@@ -359,7 +387,14 @@ def _run_job(protocol: Protocol, root: str, job: Job) -> dict[str, Any]:
         graph = FairGraphDataset(root, dataset, feature_norm=scale)[0]
         _DATA[root, dataset, scale] = BalanceAwareSampling()(graph)
     data = _DATA[root, dataset, scale]
-    data.train_mask, data.val_mask, data.test_mask = split_masks(data.y, seed)
+    if protocol.split == 'reference':
+        spec = SPECS[dataset]
+        masks = reference_split(
+            data.y, spec.reference_split, spec.reference_label_budget
+        )
+    else:
+        masks = split_masks(data.y, seed)
+    data.train_mask, data.val_mask, data.test_mask = masks
     with warnings.catch_warnings():
         warnings.simplefilter('ignore', UserWarning)  # NaN gaps of a run
         return train_run(

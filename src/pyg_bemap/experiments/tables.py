@@ -71,11 +71,25 @@ def seed_values(
     }
 
 
+def reported_rules(protocol: Protocol) -> dict[str, str]:
+    r"""Rule -> title, of the rules whose verdicts and paired differences
+    a protocol reports, the primary rule first: the validation rules, or,
+    for a protocol with :obj:`test_selection`, the test-split rule."""
+    if protocol.test_selection:
+        return dict(TEST_SPLIT_RULE)
+    return dict(RULES)
+
+
+def primary_rule(protocol: Protocol) -> str:
+    r"""The rule of a protocol's verdicts."""
+    return next(iter(reported_rules(protocol)))
+
+
 def method_table(protocol: Protocol, store: RunStore, chosen: Chosen) -> str:
     r"""Mean ± standard deviation over seeds, in %, per rule (the
-    validation rules, then the test-split rule, labelled)."""
+    reported rules, then the test-split rule, labelled)."""
     lines = []
-    for rule, title in {**RULES, **TEST_SPLIT_RULE}.items():
+    for rule, title in {**reported_rules(protocol), **TEST_SPLIT_RULE}.items():
         lines += _head(f'Test metrics (%), epoch by {title}', 'method')
         for dataset in protocol.datasets:
             for method in protocol.methods:
@@ -116,7 +130,7 @@ def paired_table(protocol: Protocol, store: RunStore, chosen: Chosen) -> str:
     with 3 seeds no sign-flip test reaches 0.05). Negative gap differences
     mean fairer."""
     lines = []
-    for rule, title in RULES.items():
+    for rule, title in reported_rules(protocol).items():
         lines += _head(
             f'Paired differences (points), epoch by {title}',
             'compared - reference',
@@ -214,9 +228,10 @@ def _listed(diffs: dict[str, PairedDifference], metrics: list[str]) -> str:
 
 def verdict_table(protocol: Protocol, store: RunStore, chosen: Chosen) -> str:
     r"""The verdict of every comparison (see :func:`comparisons`) at the
-    :obj:`PRIMARY_RULE`, per dataset."""
+    protocol's :func:`primary_rule`, per dataset."""
+    rule = primary_rule(protocol)
     lines = [
-        f'### Verdicts, epoch by {RULES[PRIMARY_RULE]}',
+        f'### Verdicts, epoch by {reported_rules(protocol)[rule]}',
         '',
         'Differences in points (compared minus reference), 95 % interval; '
         'only marked differences count.',
@@ -226,7 +241,9 @@ def verdict_table(protocol: Protocol, store: RunStore, chosen: Chosen) -> str:
     ]
     for dataset in protocol.datasets:
         for pair in comparisons(protocol):
-            diffs = paired_differences(protocol, store, chosen, dataset, pair)
+            diffs = paired_differences(
+                protocol, store, chosen, dataset, pair, rule
+            )
             lines.append(
                 f'| {dataset} | {pair[1]} - {pair[0]} | {verdict(diffs)} |'
             )
@@ -283,11 +300,21 @@ def protocol_report(
     r"""The report of a protocol, as Markdown: what is still missing, the
     verdicts, the paired differences, the per-method means and the chosen
     hyper-parameters."""
+    if protocol.patience >= protocol.max_epochs:
+        stopping = f'{protocol.max_epochs} epochs, no early stopping'
+    else:
+        stopping = (
+            f'at most {protocol.max_epochs} epochs, patience '
+            f'{protocol.patience} on the validation loss'
+        )
+    split = {
+        'random': 'a random 50/25/25 split per seed',
+        'reference': "the reference loaders' fixed split",
+    }[protocol.split]
     lines = [
         f'## Protocol {protocol.name!r}: {protocol.description}',
         '',
-        f'Seeds {list(protocol.seeds)}; at most {protocol.max_epochs} '
-        f'epochs, patience {protocol.patience} on the validation loss.',
+        f'Seeds {list(protocol.seeds)}; {split}; {stopping}.',
         '',
     ]
     missing = {d: n for d, n in missing_runs(protocol, store).items() if n}
@@ -305,7 +332,7 @@ def protocol_report(
     )
     lines += [
         verdict_table(protocol, store, chosen),
-        MULTIPLICITY,
+        TEST_SELECTION if protocol.test_selection else MULTIPLICITY,
         '',
         paired_table(protocol, store, chosen),
         method_table(protocol, store, chosen),
@@ -338,4 +365,14 @@ MULTIPLICITY = (
     f'({RULES[PRIMARY_RULE]}) and the comparisons were fixed before any '
     'result of BeMap or FairDrop was seen; read the other rule and single '
     'marks with care.'
+)
+
+#: How to read a protocol that selects on the test split.
+TEST_SELECTION = (
+    '**Selected on the TEST split.** Every figure of this protocol comes '
+    "from the epoch the reference code's rule picks by looking at the "
+    'test split itself: the best test accuracy among epochs whose test '
+    'gaps are under the budget. It reproduces how the paper selected '
+    'epochs, for comparison only; it is not an estimate of how a model '
+    'does on unseen data.'
 )

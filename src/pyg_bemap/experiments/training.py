@@ -16,6 +16,7 @@ from torch_geometric.typing import WITH_TORCH_SPARSE
 
 from pyg_bemap.baselines import fairdrop_edge
 from pyg_bemap.edge_index import BeMapEdgeIndex, BeMapInfo, get_bemap
+from pyg_bemap.experiments.renumbering import renumber_like_reference
 from pyg_bemap.experiments.selection import (
     CURVE_METRICS,
     fairness_aware,
@@ -26,11 +27,13 @@ from pyg_bemap.metrics import FairnessReport, fairness_report
 from pyg_bemap.nn import BeMapConv, RowNormConv, to_bemap
 from pyg_bemap.nn.fused import FusedGATConv, FusedGCNConv
 from pyg_bemap.utils.layout import transposed_adjacency
-from pyg_bemap.utils.sampling import STRATEGIES
+from pyg_bemap.utils.sampling import STRATEGIES, balanced_edge_sample
 
 #: Each method's backbone and training graph (None for the full graph, a
-#: BeMap strategy, or 'fairdrop', see
-#: :func:`~pyg_bemap.baselines.fairdrop_edge`), by name.
+#: BeMap strategy, 'fairdrop', see
+#: :func:`~pyg_bemap.baselines.fairdrop_edge`, or 'renumbered', BeMap's
+#: sample renumbered as the reference code's training graph, a diagnostic
+#: of its defect, see :mod:`~pyg_bemap.experiments.renumbering`), by name.
 METHODS: dict[str, tuple] = {
     'MLP': ('mlp', None),
     'GCN': ('gcn', None),
@@ -43,6 +46,7 @@ METHODS: dict[str, tuple] = {
     'BeMap(sym)-uniform': ('gcn', 'uniform'),
     'BeMap(sym)-degree': ('gcn', 'degree'),
     'FairDrop': ('gcn', 'fairdrop'),
+    'BeMap(sym)-renumbered': ('gcn', 'renumbered'),
 }
 
 #: The backbone of every method with another training graph.
@@ -54,6 +58,7 @@ BACKBONES = {
     'BeMap(sym)-uniform': 'GCN',
     'BeMap(sym)-degree': 'GCN',
     'FairDrop': 'GCN',
+    'BeMap(sym)-renumbered': 'GCN',
 }
 
 #: The reference code's test-set fairness budgets (delta_sp and delta_eo).
@@ -80,13 +85,16 @@ class Hyper:
     beta: float = 0.25
     min_keep: int = 4
     delta: float = 0.16  # FairDrop's bias
+    head: bool = False  # a linear output layer after the second conv
 
 
 class NodeClassifier(torch.nn.Module):
     r"""Two message-passing layers (or, for :obj:`'mlp'`, two linear
-    layers that ignore the graph) and one output logit, as in the reference
-    code; with a BeMap :obj:`strategy`, both layers are wrapped in
-    :class:`~pyg_bemap.BeMapConv`.
+    layers that ignore the graph) and one output logit; with a BeMap
+    :obj:`strategy`, both layers are wrapped in
+    :class:`~pyg_bemap.BeMapConv`. With :obj:`hyper.head`, the second layer
+    keeps :obj:`hyper.hidden` channels and a linear layer gives the logit,
+    as in the reference code's model.
     """
 
     def __init__(
@@ -108,7 +116,8 @@ class NodeClassifier(torch.nn.Module):
         }
         make = makers[backbone]
         self.conv1 = make(in_channels, hyper.hidden)
-        self.conv2 = make(hyper.hidden, 1)
+        self.conv2 = make(hyper.hidden, hyper.hidden if hyper.head else 1)
+        self.head = torch.nn.Linear(hyper.hidden, 1) if hyper.head else None
         self.dropout = hyper.dropout
         if strategy in STRATEGIES:
             to_bemap(
@@ -126,7 +135,10 @@ class NodeClassifier(torch.nn.Module):
         x = self._dropout(x)
         x = self.conv1(x, graph, **extra).relu()
         x = self._dropout(x)
-        return self.conv2(x, graph, **extra).view(-1)
+        x = self.conv2(x, graph, **extra)
+        if self.head is not None:
+            x = self.head(x)
+        return x.view(-1)
 
     def _dropout(self, x: Tensor) -> Tensor:
         # Inverted dropout as F.dropout, with a uniform draw: on CPU, twice
@@ -242,8 +254,9 @@ def train_run(
         data (Data): The graph with its split masks.
         method (str): A key of :obj:`METHODS`.
         config (dict): :obj:`lr`, :obj:`hidden`, :obj:`dropout`; optionally
-            :obj:`weight_decay`, :obj:`beta`, :obj:`min_keep` (BeMap) and
-            :obj:`delta` (FairDrop).
+            :obj:`weight_decay`, :obj:`beta`, :obj:`min_keep` (BeMap),
+            :obj:`delta` (FairDrop) and :obj:`head` (see
+            :class:`NodeClassifier`).
         seed (int): Sets the initialisation, dropout and sampling.
         max_epochs (int): The most epochs.
         patience (int): Epochs without a better validation loss before
@@ -266,6 +279,7 @@ def train_run(
         beta=config.get('beta', Hyper.beta),
         min_keep=config.get('min_keep', Hyper.min_keep),
         delta=config.get('delta', Hyper.delta),
+        head=config.get('head', Hyper.head),
     )
     start = time.perf_counter()
     trainer = Trainer(data, method, seed, hyper)
@@ -341,7 +355,7 @@ class Trainer:
             lr=hyper.lr,
             weight_decay=hyper.weight_decay,
         )
-        self.data, self.sampler, self.delta = data, sampler, hyper.delta
+        self.data, self.sampler, self.hyper = data, sampler, hyper
         self.graph = fast_graph(data, backbone)
         self.bemap = get_bemap(data.edge_index)
         self.target = data.y[data.train_mask].float()
@@ -366,15 +380,39 @@ class Trainer:
             return self.model(self.data.x, self.graph, self.bemap)
 
     def _training_graph(self) -> Any:
-        if self.sampler is None:
-            return self.graph
-        if self.sampler != 'fairdrop':  # BeMap samples from the carrier
+        if self.sampler in STRATEGIES:  # BeMap samples from the carrier
             return self.data.edge_index
+        if self.sampler == 'fairdrop':
+            kept = self._fairdrop_sample()
+        elif self.sampler == 'renumbered':
+            kept = self._renumbered_sample()
+        else:
+            return self.graph
+        return transposed_adjacency(kept, self.data.num_nodes)
+
+    def _fairdrop_sample(self) -> Tensor:
         edge_index = self.data.edge_index
         if isinstance(edge_index, BeMapEdgeIndex):
             edge_index = edge_index.as_tensor()
-        kept, _ = fairdrop_edge(edge_index, self.data.s, self.delta)
-        return transposed_adjacency(kept, self.data.num_nodes)
+        kept, _ = fairdrop_edge(edge_index, self.data.s, self.hyper.delta)
+        return kept
+
+    def _renumbered_sample(self) -> Tensor:
+        if self.bemap is None:
+            raise ValueError(
+                "'BeMap(sym)-renumbered' needs a graph with BeMap "
+                'information; apply BalanceAwareSampling to it first'
+            )
+        kept, _ = balanced_edge_sample(
+            self.data.edge_index,
+            self.bemap.sens,
+            self.bemap.balance,
+            beta=self.hyper.beta,
+            min_keep=self.hyper.min_keep,
+        )
+        return renumber_like_reference(
+            kept.as_subclass(Tensor), self.bemap.sens
+        )
 
 
 def select(
