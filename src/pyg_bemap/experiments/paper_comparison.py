@@ -4,6 +4,7 @@ and beside the default protocol, each row built from stored runs."""
 
 import statistics
 from dataclasses import dataclass
+from typing import Any
 
 from pyg_bemap.experiments.protocols import PROTOCOLS, chosen_configs
 from pyg_bemap.experiments.store import RunStore
@@ -74,14 +75,21 @@ STEPS = (
 METHODS = ('GCN', 'BeMap(sym)')
 
 Summary = dict[str, tuple[float, float, int]]  # metric -> mean, std, seeds
+Chosen = dict[tuple[str, str], dict[str, Any]]
 
 
 def setting_summary(
-    store: RunStore, setting: Setting, dataset: str, method: str
+    store: RunStore,
+    setting: Setting,
+    dataset: str,
+    method: str,
+    chosen: Chosen | None = None,
 ) -> Summary | None:
     r"""Mean, standard deviation and number of seeds of each metric (in %)
     of :obj:`method` on :obj:`dataset` in :obj:`setting`; :obj:`None`
-    without runs (or figures)."""
+    without runs (or figures). :obj:`chosen`: the protocol's chosen
+    configurations, if known (see
+    :func:`~pyg_bemap.experiments.protocols.chosen_configs`)."""
     if setting.protocol is None:
         figures = PAPER_TABLE.get((dataset, method))
         if figures is None:
@@ -92,7 +100,8 @@ def setting_summary(
         return None
     if setting.renumbered and method == 'BeMap(sym)':
         method = 'BeMap(sym)-renumbered'
-    chosen = chosen_configs(protocol, store)
+    if chosen is None:
+        chosen = chosen_configs(protocol, store)
     values = seed_values(
         protocol, store, chosen, dataset, method, setting.rule or ''
     )
@@ -123,13 +132,29 @@ def paper_comparison(store: RunStore, datasets: tuple[str, ...]) -> str:
         "BeMap's sampled graph is renumbered).",
         '',
     ]
+    chosen = {
+        name: chosen_configs(PROTOCOLS[name], store)
+        for name in {s.protocol for s in SETTINGS if s.protocol}
+    }
+    summaries = {
+        (dataset, method): [
+            setting_summary(
+                store, s, dataset, method, chosen.get(s.protocol or '')
+            )
+            for s in SETTINGS
+        ]
+        for dataset in datasets
+        for method in METHODS
+    }
     for dataset in datasets:
-        lines += _dataset_table(store, dataset)
-    lines += _steps_table(store, datasets)
+        lines += _dataset_table(summaries, dataset)
+    lines += _steps_table(summaries, datasets)
     return '\n'.join(lines)
 
 
-def _dataset_table(store: RunStore, dataset: str) -> list[str]:
+def _dataset_table(
+    summaries: dict[tuple[str, str], list[Summary | None]], dataset: str
+) -> list[str]:
     columns = ' | '.join(METRICS.values())
     lines = [
         f'### {dataset}',
@@ -137,9 +162,9 @@ def _dataset_table(store: RunStore, dataset: str) -> list[str]:
         f'| setting | selected on | method | seeds | {columns} |',
         '|---|---|---|---|' + '---|' * len(METRICS),
     ]
-    for setting in SETTINGS:
+    for index, setting in enumerate(SETTINGS):
         for method in METHODS:
-            summary = setting_summary(store, setting, dataset, method)
+            summary = summaries[dataset, method][index]
             if summary is None:
                 cells, seeds = ['n/a'] * len(METRICS), '0'
             else:
@@ -152,7 +177,10 @@ def _dataset_table(store: RunStore, dataset: str) -> list[str]:
     return lines + ['']
 
 
-def _steps_table(store: RunStore, datasets: tuple[str, ...]) -> list[str]:
+def _steps_table(
+    summaries: dict[tuple[str, str], list[Summary | None]],
+    datasets: tuple[str, ...],
+) -> list[str]:
     columns = ' | '.join(METRICS.values())
     lines = [
         '### What each step changes',
@@ -166,10 +194,8 @@ def _steps_table(store: RunStore, datasets: tuple[str, ...]) -> list[str]:
     ]
     for dataset in datasets:
         for method in METHODS:
-            summaries = [
-                setting_summary(store, s, dataset, method) for s in SETTINGS
-            ]
-            for step, before, after in zip(STEPS, summaries, summaries[1:]):
+            rows = summaries[dataset, method]
+            for step, before, after in zip(STEPS, rows, rows[1:]):
                 if before is None or after is None:
                     cells = ['n/a'] * len(METRICS)
                 else:
