@@ -38,6 +38,7 @@ from pyg_bemap.experiments.protocols import (
 )
 from pyg_bemap.experiments.store import RunStore
 from pyg_bemap.experiments.tables import protocol_report
+from pyg_bemap.experiments.tuning import plot_curves, tuning_report
 from pyg_bemap.metrics import FairnessReport
 from pyg_bemap.transforms import BalanceAwareSampling
 
@@ -99,8 +100,11 @@ def build_parser() -> argparse.ArgumentParser:
         description='Trains every method of a protocol (the default one: '
         'tuned backbones, 10 paired seeds, NBA, German, Recidivism and '
         'Credit) and writes OUT/runs.jsonl (one line per finished run), '
-        'OUT/<protocol>.md (verdicts, paired differences, means) and one '
-        'trade-off plot per dataset. A rerun resumes from the stored runs.',
+        'OUT/<protocol>.md (verdicts, paired differences, means), one '
+        'trade-off plot per dataset and, for a tuned protocol, '
+        'OUT/tuning_<protocol>.md (every grid combination) with '
+        "OUT/curves_<protocol>.png (the chosen GCN's validation curves). "
+        'A rerun resumes from the stored runs.',
     )
     reproduce.add_argument(
         '--root',
@@ -263,6 +267,13 @@ def run_reproduce(args: argparse.Namespace) -> None:
                 dataset,
                 osp.join(args.out, f'tradeoff_{protocol.name}_{dataset}.png'),
             )
+    if protocol.grid_seeds:
+        name = protocol.name
+        with open(osp.join(args.out, f'tuning_{name}.md'), 'w') as handle:
+            handle.write(tuning_report(protocol, store, chosen))
+        plot_curves(
+            protocol, store, chosen, osp.join(args.out, f'curves_{name}.png')
+        )
     reference = PROTOCOLS['reference']
     if datasets_with_runs(reference, store):
         comparison = osp.join(args.out, 'paper_comparison.md')

@@ -1,0 +1,186 @@
+r"""What the tuning grid shows, built from stored runs: every combination
+a protocol tried for each backbone, and the validation curves of the
+chosen one, so that a reader can see whether a weak baseline is the
+tuning's fault or the data's."""
+
+import math
+import statistics
+from dataclasses import dataclass
+from typing import Any
+
+from pyg_bemap.experiments.protocols import (
+    Protocol,
+    stored_runs,
+    tuned_backbones,
+)
+from pyg_bemap.experiments.store import RunStore
+
+Chosen = dict[tuple[str, str], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class GridPoint:
+    r"""One grid combination of one backbone, averaged over its tuning
+    runs (in %, except the loss and the epochs).
+
+    Args:
+        config (dict): The combination.
+        runs (int): Its tuning runs.
+        loss (float): The lowest validation loss (the tuning criterion).
+        val_auc (float): The validation AUC at that epoch.
+        best_val_auc (float): The highest validation AUC at any epoch.
+        test_auc (float): The test AUC at the epoch of the lowest
+            validation loss.
+        epochs (float): The epochs trained before early stopping.
+    """
+
+    config: dict[str, Any]
+    runs: int
+    loss: float
+    val_auc: float
+    best_val_auc: float
+    test_auc: float
+    epochs: float
+
+
+def grid_points(
+    protocol: Protocol, store: RunStore, dataset: str, method: str
+) -> list[GridPoint]:
+    r"""The stored tuning runs of :obj:`method` on :obj:`dataset`, one
+    :class:`GridPoint` per grid combination that has runs."""
+    points = []
+    for config in protocol.grid_configs():
+        runs = stored_runs(
+            protocol, store, dataset, method, config, protocol.grid_seeds
+        )
+        if runs:
+            points.append(_grid_point(config, runs))
+    return points
+
+
+def _grid_point(config: dict[str, Any], runs: list[dict]) -> GridPoint:
+    def mean(values: list[float]) -> float:
+        kept = [v for v in values if not math.isnan(v)]
+        return statistics.mean(kept) if kept else math.nan
+
+    curves = [run['curve'] for run in runs]
+    lowest = [
+        min(range(len(c['loss'])), key=c['loss'].__getitem__) for c in curves
+    ]
+    return GridPoint(
+        config=config,
+        runs=len(runs),
+        loss=mean([c['loss'][i] for c, i in zip(curves, lowest)]),
+        val_auc=100 * mean([c['auc'][i] for c, i in zip(curves, lowest)]),
+        best_val_auc=100 * mean([max(c['auc']) for c in curves]),
+        test_auc=100 * mean([run['test']['val-loss']['auc'] for run in runs]),
+        epochs=mean([run['epochs'] for run in runs]),
+    )
+
+
+def tuning_report(protocol: Protocol, store: RunStore, chosen: Chosen) -> str:
+    r"""Markdown: per dataset, the best validation AUC each backbone
+    reached anywhere in the grid, then every combination with its tuning
+    figures, the chosen one marked."""
+    names = sorted(protocol.grid)
+    lines = [
+        f'## Tuning grids of the protocol {protocol.name!r}',
+        '',
+        f'Each combination trained with the seeds {list(protocol.grid_seeds)}'
+        '; means over those runs. The lowest validation loss chose the '
+        'combination (marked `>`). "best val AUC" is the highest validation '
+        'AUC at any epoch, an upper bound on what any epoch-selection rule '
+        'could have picked on validation; the test AUC (at the epoch of the '
+        'lowest validation loss) is shown for reading only and chose '
+        'nothing.',
+        '',
+    ]
+    for dataset in protocol.datasets:
+        points = {
+            m: grid_points(protocol, store, dataset, m)
+            for m in tuned_backbones(protocol)
+        }
+        if not any(points.values()):
+            continue
+        lines += [f'### {dataset}', '']
+        lines += [
+            '| method | ' + ' | '.join(names) + ' | runs | val loss | '
+            'val AUC | best val AUC | test AUC | epochs |',
+            '|---|' + '---|' * (len(names) + 6),
+        ]
+        for method, grid in points.items():
+            for point in grid:
+                mark = (
+                    '> '
+                    if point.config == chosen.get((dataset, method))
+                    else ''
+                )
+                values = ' | '.join(str(point.config[n]) for n in names)
+                lines.append(
+                    f'| {mark}{method} | {values} | {point.runs} | '
+                    f'{point.loss:.3f} | {point.val_auc:.1f} | '
+                    f'{point.best_val_auc:.1f} | {point.test_auc:.1f} | '
+                    f'{point.epochs:.0f} |'
+                )
+        lines.append('')
+    return '\n'.join(lines)
+
+
+def plot_curves(
+    protocol: Protocol,
+    store: RunStore,
+    chosen: Chosen,
+    path: str,
+    method: str = 'GCN',
+) -> None:
+    r"""Saves a PNG of the validation loss (top) and validation AUC
+    (bottom) per epoch of :obj:`method`'s chosen configuration, one line
+    per seed, one column per dataset with runs."""
+    import matplotlib
+
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+
+    datasets = [
+        d
+        for d in protocol.datasets
+        if (d, method) in chosen
+        and stored_runs(
+            protocol, store, d, method, chosen[d, method], protocol.seeds
+        )
+    ]
+    fig, axes = plt.subplots(
+        2,
+        max(1, len(datasets)),
+        figsize=(3.2 * max(1, len(datasets)) + 1, 6),
+        squeeze=False,
+    )
+    for column, dataset in enumerate(datasets):
+        runs = stored_runs(
+            protocol,
+            store,
+            dataset,
+            method,
+            chosen[dataset, method],
+            protocol.seeds,
+        )
+        for run in runs:
+            curve = run['curve']
+            axes[0, column].plot(curve['loss'], lw=0.8, alpha=0.7)
+            axes[1, column].plot(
+                [100 * a for a in curve['auc']], lw=0.8, alpha=0.7
+            )
+        axes[0, column].set_title(f'{dataset} ({len(runs)} seeds)')
+        axes[1, column].set_xlabel('epoch')
+    axes[0, 0].set_ylabel('validation loss')
+    axes[1, 0].set_ylabel('validation AUC (%)')
+    for ax in axes.flat:
+        ax.grid(alpha=0.3)
+    fig.suptitle(
+        f'{method}, chosen hyper-parameters: validation curves, one line '
+        'per seed, until early stopping',
+        fontsize=11,
+    )
+    fig.tight_layout()
+    fig.savefig(path, dpi=130)
+    plt.close(fig)
