@@ -1,5 +1,5 @@
 r"""The splits of the reference loaders (BeMap's, after FairGNN's and
-NIFTY's), replayed exactly: they shuffle with Python's :mod:`random`
+NIFTY's), replayed exactly: they shuffle with Python's ``random``
 module, seeded with 20, so the same seed gives the same nodes here."""
 
 import random
@@ -19,7 +19,7 @@ def per_class_split(
 ) -> tuple[Tensor, Tensor, Tensor]:
     r"""The split of the Recidivism, Credit and German loaders.
 
-    With one :class:`random.Random` seeded with :obj:`seed`, the nodes of
+    With one ``random.Random`` seeded with :obj:`seed`, the nodes of
     label 0, then those of label 1 (each in node order), are shuffled. Of
     each class, with :math:`n_c` nodes, the first
     :math:`\min(\lfloor n_c / 2 \rfloor, \lfloor b / 2 \rfloor)` train
@@ -59,7 +59,7 @@ def labelled_split(
     r"""The split of the NBA and Pokec loaders.
 
     The labelled nodes (:obj:`y >= 0`, in node order) are shuffled with a
-    :class:`random.Random` seeded with :obj:`seed`; of their :math:`n`, the
+    ``random.Random`` seeded with :obj:`seed`; of their :math:`n`, the
     first :math:`\min(\lfloor n / 2 \rfloor, b)` train. Then either the
     slice from :math:`\lfloor 0.5 n \rfloor` to :math:`\lfloor 0.75 n
     \rfloor` validates and the rest tests (Pokec), or, with

@@ -10,8 +10,9 @@ from pyg_bemap.experiments.protocols import PROTOCOLS, chosen_configs
 from pyg_bemap.experiments.store import RunStore
 from pyg_bemap.experiments.tables import METRICS, seed_values
 
-#: The paper's Table 1 (arXiv:2306.04107, as the reference repository's
-#: figures/overall_results.png shows it): (mean, standard deviation) in %.
+#: The figures of the paper's Table 1, mean and standard deviation in %,
+#: from arXiv 2306.04107 as the reference repository's
+#: figures/overall_results.png shows them.
 PAPER_TABLE: dict[tuple[str, str], dict[str, tuple[float, float]]] = {
     ('nba', 'GCN'): dict(
         acc=(72.16, 0.46), auc=(78.45, 0.25), sp=(4.00, 2.15), eo=(13.07, 3.34)
