@@ -97,7 +97,7 @@ def method_table(protocol: Protocol, store: RunStore, chosen: Chosen) -> str:
                     protocol, store, chosen, dataset, method, rule
                 )
                 cells = [
-                    _mean_std([100 * v[m] for v in values.values()])
+                    format_mean_std([100 * v[m] for v in values.values()])
                     for m in METRICS
                 ]
                 lines.append(
@@ -261,7 +261,9 @@ def _head(title: str, column: str) -> list[str]:
     ]
 
 
-def _mean_std(values: list[float]) -> str:
+def format_mean_std(values: list[float]) -> str:
+    r"""Mean ± sample standard deviation to 2 decimals, NaN left out;
+    :obj:`n/a` without values."""
     values = [v for v in values if not math.isnan(v)]
     if not values:
         return 'n/a'
