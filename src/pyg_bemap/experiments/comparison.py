@@ -46,7 +46,7 @@ TUNED: dict[tuple[str, str], dict[str, Any]] = {
     ('credit', 'GAT'): dict(lr=1e-2, hidden=16, dropout=0.0, scale=True),
 }
 
-#: Without a tuned choice: the quick protocol's settings.
+#: The settings used where no tuned choice exists (the quick protocol's).
 UNTUNED = dict(lr=1e-2, hidden=16, dropout=0.5, scale=True)
 
 
