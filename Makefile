@@ -25,8 +25,8 @@ $(VENV)/.test: $(VENV)/.core
 	$(PIP) install --quiet -e ".[test,sparse,examples,docs]"
 	touch $@
 
-demo: $(VENV)/.core  ## the main job on the built-in data
-	$(VENV)/bin/pyg-bemap train
+demo: $(VENV)/.core  ## the main job on the built-in data: GCN vs. BeMap(sym)
+	$(VENV)/bin/pyg-bemap compare --dataset german --method sym --seeds 10
 
 test: $(VENV)/.test  ## lint, types, docs, the tests with coverage, a summary
 	PYG_BEMAP_REQUIRE_SPARSE=1 $(PY) scripts/check.py

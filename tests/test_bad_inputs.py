@@ -429,7 +429,7 @@ def test_cli_download_failure_is_one_line(tmp_path, capsys, monkeypatch):
         raise OSError('Name or service not known')
 
     monkeypatch.setattr('pyg_bemap.datasets.fair_graph.download_url', offline)
-    code = main(['train', '--dataset', 'german', '--root', str(tmp_path)])
+    code = main(['train', '--dataset', 'credit', '--root', str(tmp_path)])
     err = capsys.readouterr().err
     assert code == 1
     assert err.count('\n') == 1 and 'Traceback' not in err

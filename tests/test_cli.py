@@ -63,6 +63,7 @@ def test_datasets_lists_every_dataset(capsys, tmp_path):
     ):
         assert name in out
     assert 'missing' in out and 'nba         bundled with the package' in out
+    assert 'german      bundled with the package' in out
 
 
 @pytest.mark.parametrize(

@@ -34,7 +34,7 @@ from pyg_bemap.experiments.comparison import (
     run_comparison,
 )
 from pyg_bemap.experiments.paper_comparison import paper_comparison
-from pyg_bemap.experiments.plots import plot_tradeoff
+from pyg_bemap.experiments.plots import plot_paired, plot_tradeoff
 from pyg_bemap.experiments.protocols import (
     PROTOCOLS,
     chosen_configs,
@@ -212,8 +212,10 @@ def _add_reproduce(commands: Any) -> None:
         description='Trains every method of a protocol (the default one: '
         'tuned backbones, 10 paired seeds, NBA, German, Recidivism and '
         'Credit) and writes OUT/runs.jsonl (one line per finished run), '
-        'OUT/<protocol>.md (verdicts, paired differences, means), one '
-        'trade-off plot per dataset and, for a tuned protocol, '
+        'OUT/<protocol>.md (verdicts, paired differences, means), '
+        'OUT/paired_<protocol>.png (the gap differences with their '
+        'intervals), one trade-off plot per dataset and, for a tuned '
+        'protocol, '
         'OUT/tuning_<protocol>.md (every grid combination) with '
         "OUT/curves_<protocol>.png (the chosen GCN's validation curves). "
         'A rerun resumes from the stored runs.',
@@ -421,6 +423,13 @@ def run_reproduce(args: argparse.Namespace) -> None:
                 dataset,
                 osp.join(args.out, f'tradeoff_{protocol.name}_{dataset}.png'),
             )
+    if datasets_with_runs(protocol, store):
+        plot_paired(
+            protocol,
+            store,
+            chosen,
+            osp.join(args.out, f'paired_{protocol.name}.png'),
+        )
     if protocol.grid_seeds:
         name = protocol.name
         with open(osp.join(args.out, f'tuning_{name}.md'), 'w') as handle:

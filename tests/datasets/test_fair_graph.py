@@ -104,6 +104,15 @@ def test_german_maps_strings_and_labels(tmp_path):
     assert set(data.y.tolist()) == {0, 1}
 
 
+def test_german_ships_with_the_package(tmp_path, monkeypatch):
+    def offline(url, folder, log=True):
+        raise OSError('offline')
+
+    monkeypatch.setattr('pyg_bemap.datasets.fair_graph.download_url', offline)
+    data = FairGraphDataset(str(tmp_path), 'german')[0]
+    assert (data.num_nodes, data.num_edges) == (1000, 2 * 21742)
+
+
 def test_alias_and_unknown_names(tmp_path):
     assert FairGraphDataset.__name__ == 'FairGraphDataset'
     with pytest.raises(ValueError, match='Unknown dataset'):

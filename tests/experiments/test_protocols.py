@@ -130,6 +130,7 @@ def test_quick_protocol_from_the_command_line(tmp_path, capsys):
     report = open(osp.join(out, 'quick-max2.md')).read()
     assert 'BeMap(sym) - GCN' in report and 'FairDrop - GCN' in report
     assert "Protocol 'quick-max2'" in report
+    assert osp.getsize(osp.join(out, 'paired_quick-max2.png')) > 10_000
     # a second call resumes: nothing left to run
     assert main(argv + ['--root', root, '--jobs', '1']) == 0
     assert '0 new runs' in capsys.readouterr().out
@@ -142,7 +143,11 @@ def test_quick_protocol_from_the_command_line(tmp_path, capsys):
 
 
 def test_sweep_runs_and_tradeoff_plot(tmp_path):
-    from pyg_bemap.experiments.plots import plot_tradeoff, tradeoff_points
+    from pyg_bemap.experiments.plots import (
+        plot_paired,
+        plot_tradeoff,
+        tradeoff_points,
+    )
     from pyg_bemap.experiments.protocols import sweep_configs
 
     store = RunStore(str(tmp_path / 'runs.jsonl'))
@@ -155,6 +160,9 @@ def test_sweep_runs_and_tradeoff_plot(tmp_path):
     path = tmp_path / 'tradeoff.png'
     plot_tradeoff(TINY, store, chosen, 'nba', str(path))
     assert path.stat().st_size > 10_000
+    paired = tmp_path / 'paired.png'
+    plot_paired(TINY, store, chosen, str(paired))
+    assert paired.stat().st_size > 10_000
 
 
 @pytest.mark.skipif(not osp.isdir(SHARED), reason='needs ../shared/datasets')

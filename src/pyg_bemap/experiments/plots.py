@@ -10,6 +10,14 @@ from pyg_bemap.experiments.protocols import (
     sweep_configs,
 )
 from pyg_bemap.experiments.store import RunStore
+from pyg_bemap.experiments.tables import (
+    TEST_SPLIT_RULE,
+    comparisons,
+    paired_differences,
+    primary_rule,
+    reported_rules,
+    significant,
+)
 
 Chosen = dict[tuple[str, str], dict[str, Any]]
 
@@ -131,5 +139,73 @@ def plot_tradeoff(
         fontsize=12,
     )
     fig.tight_layout(rect=(0, 0, 0.82, 1))
+    fig.savefig(path, dpi=130)
+    plt.close(fig)
+
+
+def plot_paired(
+    protocol: Protocol,
+    store: RunStore,
+    chosen: Chosen,
+    path: str,
+    rule: str | None = None,
+) -> None:
+    r"""Saves a PNG of the paired gap differences of every method that
+    changes the training graph against its backbone, per dataset: the mean
+    difference in :math:`\Delta_{SP}` (left) and :math:`\Delta_{EO}`
+    (right) with its 95 % interval; filled markers are marked differences
+    (see :func:`~pyg_bemap.experiments.tables.significant`), at the epoch
+    :obj:`rule` picks (by default the protocol's primary rule)."""
+    import matplotlib
+
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+
+    rule = rule or primary_rule(protocol)
+    titles = {**reported_rules(protocol), **TEST_SPLIT_RULE}
+
+    pairs = [(a, b) for a, b in comparisons(protocol) if a != 'MLP']
+    rows = [
+        (
+            dataset,
+            pair,
+            paired_differences(protocol, store, chosen, dataset, pair, rule),
+        )
+        for dataset in protocol.datasets
+        for pair in pairs
+    ]
+    fig, axes = plt.subplots(
+        1, 2, figsize=(11, 0.32 * len(rows) + 1.6), sharey=True
+    )
+    ys = list(range(len(rows)))[::-1]
+    for ax, gap, title in zip(axes, ('sp', 'eo'), ('delta_sp', 'delta_eo')):
+        for y, (_, _, diffs) in zip(ys, rows):
+            diff = diffs[gap]
+            if diff.seeds == 0:
+                continue
+            ax.errorbar(
+                diff.mean,
+                y,
+                xerr=[[diff.mean - diff.low], [diff.high - diff.mean]],
+                fmt='o',
+                color='black',
+                mfc='black' if significant(diff) else 'white',
+                capsize=3,
+            )
+        ax.axvline(0, color='grey', lw=1)
+        ax.set_xlabel(f'{title}: difference (points), < 0 is fairer')
+        ax.grid(axis='x', alpha=0.3)
+        for y in ys[len(pairs) - 1 :: len(pairs)][:-1]:
+            ax.axhline(y - 0.5, color='grey', lw=0.5)
+    axes[0].set_yticks(
+        ys, [f'{d}: {b} - {a}' for d, (a, b), _ in rows], fontsize=9
+    )
+    fig.suptitle(
+        'Each method minus its backbone, paired seeds, 95 % intervals\n'
+        f'epoch by {titles[rule]}\n'
+        'filled: marked (interval excludes 0 and exact test p < 0.05)',
+        fontsize=11,
+    )
+    fig.tight_layout()
     fig.savefig(path, dpi=130)
     plt.close(fig)
