@@ -34,7 +34,11 @@ from pyg_bemap.experiments.comparison import (
     run_comparison,
 )
 from pyg_bemap.experiments.paper_comparison import paper_comparison
-from pyg_bemap.experiments.plots import plot_paired, plot_tradeoff
+from pyg_bemap.experiments.plots import (
+    backbone_pairs,
+    plot_paired,
+    plot_tradeoff,
+)
 from pyg_bemap.experiments.protocols import (
     PROTOCOLS,
     chosen_configs,
@@ -167,7 +171,7 @@ def _add_train(commands: Any) -> None:
         help='train a model and its BeMap version once',
         description='Trains a vanilla model and its BeMap version on one '
         'dataset with one seed, and prints the test fairness report of '
-        'each at the epoch of its lowest validation loss. One seed says '
+        'each at the epoch of its best validation accuracy. One seed says '
         "little: 'pyg-bemap compare' runs paired seeds.",
         epilog=EXIT_CODES,
     )
@@ -423,7 +427,7 @@ def run_reproduce(args: argparse.Namespace) -> None:
                 dataset,
                 osp.join(args.out, f'tradeoff_{protocol.name}_{dataset}.png'),
             )
-    if datasets_with_runs(protocol, store):
+    if backbone_pairs(protocol):
         plot_paired(
             protocol,
             store,

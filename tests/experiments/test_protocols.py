@@ -163,6 +163,9 @@ def test_sweep_runs_and_tradeoff_plot(tmp_path):
     paired = tmp_path / 'paired.png'
     plot_paired(TINY, store, chosen, str(paired))
     assert paired.stat().st_size > 10_000
+    alone = dataclasses.replace(TINY, methods=('MLP', 'GCN'))
+    with pytest.raises(ValueError, match='no method to compare'):
+        plot_paired(alone, store, chosen, str(paired))
 
 
 @pytest.mark.skipif(not osp.isdir(SHARED), reason='needs ../shared/datasets')

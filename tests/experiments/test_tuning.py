@@ -92,3 +92,4 @@ def test_reproduce_writes_the_grid_beside_the_report(store, tmp_path):
     grid = (tmp_path / 'tuning_grid.md').read_text()
     assert grid == tuning_report(GRID, store, {('nba', 'GCN'): FAST})
     assert (tmp_path / 'curves_grid.png').stat().st_size > 10_000
+    assert not (tmp_path / 'paired_grid.png').exists()  # nothing to pair

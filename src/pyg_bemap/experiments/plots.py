@@ -143,6 +143,12 @@ def plot_tradeoff(
     plt.close(fig)
 
 
+def backbone_pairs(protocol: Protocol) -> list[tuple[str, str]]:
+    r"""The (backbone, method) pairs of :func:`plot_paired`: every method
+    that changes the training graph, against its backbone."""
+    return [(a, b) for a, b in comparisons(protocol) if a != 'MLP']
+
+
 def plot_paired(
     protocol: Protocol,
     store: RunStore,
@@ -164,7 +170,12 @@ def plot_paired(
     rule = rule or primary_rule(protocol)
     titles = {**reported_rules(protocol), **TEST_SPLIT_RULE}
 
-    pairs = [(a, b) for a, b in comparisons(protocol) if a != 'MLP']
+    pairs = backbone_pairs(protocol)
+    if not pairs:
+        raise ValueError(
+            f'the protocol {protocol.name!r} has no method to compare with '
+            'its backbone'
+        )
     rows = [
         (
             dataset,

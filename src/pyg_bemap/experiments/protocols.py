@@ -428,6 +428,25 @@ def stored_runs(
     return runs
 
 
+def chosen_runs(
+    protocol: Protocol,
+    store: RunStore,
+    chosen: dict[tuple[str, str], dict[str, Any]],
+    dataset: str,
+    method: str,
+) -> list[dict[str, Any]]:
+    r"""The stored reported runs (the protocol's :obj:`seeds`) of
+    :obj:`method` on :obj:`dataset` with its chosen configuration."""
+    return stored_runs(
+        protocol,
+        store,
+        dataset,
+        method,
+        chosen[dataset, method],
+        protocol.seeds,
+    )
+
+
 def _best_config(
     protocol: Protocol, store: RunStore, dataset: str, method: str
 ) -> dict[str, Any]:

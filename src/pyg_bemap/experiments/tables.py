@@ -9,9 +9,9 @@ from typing import Any
 
 from pyg_bemap.experiments.protocols import (
     Protocol,
+    chosen_runs,
     datasets_with_runs,
     missing_runs,
-    stored_runs,
 )
 from pyg_bemap.experiments.statistics import (
     PairedDifference,
@@ -56,14 +56,7 @@ def seed_values(
 ) -> dict[int, dict[str, float]]:
     r"""Seed -> the test metrics at the epoch :obj:`rule` picked (seeds
     where the rule picked none are left out)."""
-    runs = stored_runs(
-        protocol,
-        store,
-        dataset,
-        method,
-        chosen[dataset, method],
-        protocol.seeds,
-    )
+    runs = chosen_runs(protocol, store, chosen, dataset, method)
     return {
         run['seed']: run['test'][rule]
         for run in runs

@@ -10,6 +10,7 @@ from typing import Any
 
 from pyg_bemap.experiments.protocols import (
     Protocol,
+    chosen_runs,
     stored_runs,
     tuned_backbones,
 )
@@ -145,9 +146,7 @@ def plot_curves(
         d
         for d in protocol.datasets
         if (d, method) in chosen
-        and stored_runs(
-            protocol, store, d, method, chosen[d, method], protocol.seeds
-        )
+        and chosen_runs(protocol, store, chosen, d, method)
     ]
     fig, axes = plt.subplots(
         2,
@@ -156,14 +155,7 @@ def plot_curves(
         squeeze=False,
     )
     for column, dataset in enumerate(datasets):
-        runs = stored_runs(
-            protocol,
-            store,
-            dataset,
-            method,
-            chosen[dataset, method],
-            protocol.seeds,
-        )
+        runs = chosen_runs(protocol, store, chosen, dataset, method)
         for run in runs:
             curve = run['curve']
             axes[0, column].plot(curve['loss'], lw=0.8, alpha=0.7)
