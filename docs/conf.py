@@ -1,6 +1,8 @@
 """Sphinx configuration of the pyg-bemap documentation."""
 
 import datetime
+import os.path as osp
+import shutil
 
 import pyg_bemap
 
@@ -15,12 +17,26 @@ extensions = [
     'sphinx.ext.mathjax',
     'sphinx.ext.napoleon',
     'sphinx.ext.viewcode',
-    'myst_parser',
+    'sphinx-mathjax-offline',  # MathJax from _static: math renders offline
+    'sphinxarg.ext',  # the command-line reference, from the parser itself
+    'myst_nb',  # Markdown pages and the example notebooks
 ]
-source_suffix = {'.rst': 'restructuredtext', '.md': 'markdown'}
 myst_enable_extensions = ['dollarmath', 'amsmath']
 myst_heading_anchors = 3
-exclude_patterns = ['_build']
+exclude_patterns = ['_build', 'jupyter_execute']
+
+# The example notebooks are rendered with their committed outputs (the tests
+# execute them); they live in examples/notebooks/ and are copied here.
+nb_execution_mode = 'off'
+_NOTEBOOKS = osp.join(osp.dirname(__file__), 'notebooks')
+shutil.rmtree(_NOTEBOOKS, ignore_errors=True)
+shutil.copytree(
+    osp.join(osp.dirname(__file__), '..', 'examples', 'notebooks'),
+    _NOTEBOOKS,
+    ignore=lambda folder, names: [
+        n for n in names if not n.endswith('.ipynb') or n.startswith('.')
+    ],
+)
 
 # Google-style docstrings, as in PyG.
 napoleon_google_docstring = True

@@ -226,3 +226,18 @@ def test_split_masks_and_scaling():
         [1.0, 0.0, 1.0],
         [0.0, 0.0, 0.0],
     ]
+
+
+def test_log_is_passed_on_and_load_nba_is_quiet(tmp_path, monkeypatch):
+    assert FairGraphDataset(str(tmp_path), 'nba').log
+    assert not FairGraphDataset(str(tmp_path), 'nba', log=False).log
+    logs = []
+    real = fair_graph.FairGraphDataset.__init__
+
+    def spy(self, *args, **kwargs):
+        logs.append(kwargs.get('log', True))
+        real(self, *args, **kwargs)
+
+    monkeypatch.setattr(fair_graph.FairGraphDataset, '__init__', spy)
+    assert load_nba(str(tmp_path)).num_nodes == 403
+    assert logs == [False]

@@ -259,6 +259,8 @@ class FairGraphDataset(InMemoryDataset):
         transform, pre_transform (callable, optional): As in
             :class:`~torch_geometric.data.InMemoryDataset`.
         force_reload (bool, optional): Re-process. (default: :obj:`False`)
+        log (bool, optional): Print progress while downloading and
+            processing. (default: :obj:`True`)
     """
 
     def __init__(
@@ -273,6 +275,7 @@ class FairGraphDataset(InMemoryDataset):
         pre_transform: Callable | None = None,
         force_reload: bool = False,
         split: str = 'random',
+        log: bool = True,
     ):
         key = str(name).lower()
         key = ALIASES.get(key, key)
@@ -306,7 +309,11 @@ class FairGraphDataset(InMemoryDataset):
         self.keep_sensitive = keep_sensitive
         self.feature_norm = feature_norm
         super().__init__(
-            root, transform, pre_transform, force_reload=force_reload
+            root,
+            transform,
+            pre_transform,
+            log=log,
+            force_reload=force_reload,
         )
         self.load(self.processed_paths[0])
 
@@ -520,6 +527,7 @@ def default_root() -> str:
 
 def load_nba(root: str | None = None, split_seed: int = 0) -> Data:
     r"""The NBA graph that ships inside the package (no download), processed
-    as :class:`FairGraphDataset` does.
+    as :class:`FairGraphDataset` does, without printing anything.
     """
-    return FairGraphDataset(root or default_root(), 'nba', split_seed)[0]
+    root = root or default_root()
+    return FairGraphDataset(root, 'nba', split_seed, log=False)[0]
