@@ -18,6 +18,7 @@ from pyg_bemap.experiments.tables import (
     reported_rules,
     significant,
 )
+from pyg_bemap.experiments.training import BACKBONES
 
 Chosen = dict[tuple[str, str], dict[str, Any]]
 
@@ -119,6 +120,7 @@ def plot_tradeoff(
                         mfc='none',
                         color='black',
                     )
+    _join_to_backbones(protocol, store, chosen, dataset, rule, axes, curves)
     for ax, title in zip(axes, ('delta_sp', 'delta_eo')):
         ax.set_xlabel(f'test {title} (%), lower is fairer', fontsize=11)
         ax.set_xlim(left=0)
@@ -130,7 +132,7 @@ def plot_tradeoff(
         labels,
         loc='center right',
         fontsize=10,
-        title='ringed: chosen setting',
+        title='ringed: chosen setting\narrow: from the backbone',
     )
     fig.suptitle(
         f'{dataset}: accuracy against fairness, epoch by {rule}, '
@@ -141,6 +143,38 @@ def plot_tradeoff(
     fig.tight_layout(rect=(0, 0, 0.82, 1))
     fig.savefig(path, dpi=130)
     plt.close(fig)
+
+
+def _join_to_backbones(
+    protocol: Protocol,
+    store: RunStore,
+    chosen: Chosen,
+    dataset: str,
+    rule: str,
+    axes: Any,
+    methods: Any,
+) -> None:
+    r"""Draws an arrow from each backbone's point to the chosen setting of
+    each swept method built on it."""
+    for method in methods:
+        backbone = BACKBONES.get(method)
+        if backbone not in protocol.methods:
+            continue
+        start, end = (
+            tradeoff_points(
+                protocol, store, dataset, m, chosen[dataset, m], rule
+            )
+            for m in (backbone, method)
+        )
+        if start is None or end is None:
+            continue
+        for ax, gap in zip(axes, ('sp', 'eo')):
+            ax.annotate(
+                '',
+                xy=(end[gap][0], end['acc'][0]),
+                xytext=(start[gap][0], start['acc'][0]),
+                arrowprops=dict(arrowstyle='->', color='grey', ls=':'),
+            )
 
 
 def backbone_pairs(protocol: Protocol) -> list[tuple[str, str]]:
