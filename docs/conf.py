@@ -43,6 +43,10 @@ napoleon_google_docstring = True
 napoleon_numpy_docstring = False
 autodoc_member_order = 'bysource'
 autodoc_typehints = 'none'  # the docstrings name every type
+# Our docstrings only: no PyG or torch boilerplate inherited by overrides,
+# and defaults as written in the source (256 * 2**20, not 268435456).
+autodoc_inherit_docstrings = False
+autodoc_preserve_defaults = True
 autodoc_default_options = {'members': True, 'show-inheritance': False}
 
 # Every reference inside pyg_bemap must resolve; the build runs with -W.

@@ -95,7 +95,7 @@ def hop_group_counts(
         counting (str, optional): :obj:`'exact'` or :obj:`'walks'`.
             (default: :obj:`'exact'`)
         memory_budget (int, optional): The working-memory budget of exact
-            counting, in bytes. (default: :obj:`268435456`, 256 MiB)
+            counting, in bytes. (default: 256 MiB)
 
     Returns:
         A :obj:`torch.long` tensor of shape :obj:`[N, G]`.
@@ -150,7 +150,7 @@ def exact_counting_memory(
             (default: :obj:`2`)
         memory_budget (int, optional): The working-memory budget given to
             :func:`~pyg_bemap.hop_group_counts`, in bytes.
-            (default: :obj:`268435456`)
+            (default: 256 MiB)
     """
     entries = num_edges + num_nodes
     index_bytes = 4 if _index_dtype(num_nodes, entries) == torch.int32 else 8
