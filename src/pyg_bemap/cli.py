@@ -146,13 +146,7 @@ def _add_compare(commands: Any) -> None:
         'intervals and a one-line verdict.',
         epilog=EXIT_CODES,
     )
-    compare.add_argument(
-        '--dataset',
-        choices=[d for d in DATASETS if d != 'synthetic'],
-        default='nba',
-        metavar='NAME',
-        help='the dataset: %(choices)s (default: %(default)s, bundled)',
-    )
+    _add_dataset(compare, [d for d in DATASETS if d != 'synthetic'])
     _add_method(compare)
     compare.add_argument(
         '--seeds',
@@ -175,13 +169,8 @@ def _add_train(commands: Any) -> None:
         "little: 'pyg-bemap compare' runs paired seeds.",
         epilog=EXIT_CODES,
     )
-    train.add_argument(
-        '--dataset',
-        choices=DATASETS,
-        default='nba',
-        metavar='NAME',
-        help="the dataset: %(choices)s ('synthetic': a biased stochastic "
-        'block model; default: %(default)s, bundled)',
+    _add_dataset(
+        train, DATASETS, " ('synthetic': a biased stochastic block model)"
     )
     _add_method(train)
     train.add_argument(
@@ -258,6 +247,18 @@ def _add_reproduce(commands: Any) -> None:
     )
     _add_jobs(reproduce)
     _add_root(reproduce)
+
+
+def _add_dataset(
+    parser: argparse.ArgumentParser, choices: list[str], note: str = ''
+) -> None:
+    parser.add_argument(
+        '--dataset',
+        choices=choices,
+        default='nba',
+        metavar='NAME',
+        help=f'the dataset: %(choices)s{note} (default: %(default)s, bundled)',
+    )
 
 
 def _add_method(parser: argparse.ArgumentParser) -> None:

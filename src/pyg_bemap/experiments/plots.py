@@ -12,6 +12,7 @@ from pyg_bemap.experiments.protocols import (
 from pyg_bemap.experiments.store import RunStore
 from pyg_bemap.experiments.tables import (
     TEST_SPLIT_RULE,
+    Chosen,
     comparisons,
     paired_differences,
     primary_rule,
@@ -19,8 +20,6 @@ from pyg_bemap.experiments.tables import (
     significant,
 )
 from pyg_bemap.experiments.training import BACKBONES
-
-Chosen = dict[tuple[str, str], dict[str, Any]]
 
 #: The marker and line style of each curve, distinct in greyscale too.
 STYLES = [('o', '-'), ('s', '--'), ('^', ':'), ('D', '-.')]
@@ -65,12 +64,10 @@ def plot_tradeoff(
     settings joined in sweep order, its chosen setting ringed, the
     backbones as single points; mean ± standard deviation over the sweep
     seeds, error bars cut at 0."""
-    import matplotlib
+    from matplotlib.figure import Figure  # no pyplot: no global backend
 
-    matplotlib.use('Agg')
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.5), sharey=True)
+    fig = Figure(figsize=(11, 4.5))
+    axes = fig.subplots(1, 2, sharey=True)
     curves: dict[str, list[tuple[dict[str, Any], Any]]] = {}
     for method, config in sweep_configs(protocol, chosen, dataset):
         curves.setdefault(method, []).append(
@@ -142,7 +139,6 @@ def plot_tradeoff(
     )
     fig.tight_layout(rect=(0, 0, 0.82, 1))
     fig.savefig(path, dpi=130)
-    plt.close(fig)
 
 
 def _join_to_backbones(
@@ -196,10 +192,7 @@ def plot_paired(
     (right) with its 95 % interval; filled markers are marked differences
     (see :func:`~pyg_bemap.experiments.tables.significant`), at the epoch
     :obj:`rule` picks (by default the protocol's primary rule)."""
-    import matplotlib
-
-    matplotlib.use('Agg')
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure  # no pyplot: no global backend
 
     rule = rule or primary_rule(protocol)
     titles = {**reported_rules(protocol), **TEST_SPLIT_RULE}
@@ -219,9 +212,8 @@ def plot_paired(
         for dataset in protocol.datasets
         for pair in pairs
     ]
-    fig, axes = plt.subplots(
-        1, 2, figsize=(11, 0.32 * len(rows) + 1.6), sharey=True
-    )
+    fig = Figure(figsize=(11, 0.32 * len(rows) + 1.6))
+    axes = fig.subplots(1, 2, sharey=True)
     ys = list(range(len(rows)))[::-1]
     for ax, gap, title in zip(axes, ('sp', 'eo'), ('delta_sp', 'delta_eo')):
         for y, (_, _, diffs) in zip(ys, rows):
@@ -253,4 +245,3 @@ def plot_paired(
     )
     fig.tight_layout()
     fig.savefig(path, dpi=130)
-    plt.close(fig)

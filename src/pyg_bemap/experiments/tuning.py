@@ -15,8 +15,7 @@ from pyg_bemap.experiments.protocols import (
     tuned_backbones,
 )
 from pyg_bemap.experiments.store import RunStore
-
-Chosen = dict[tuple[str, str], dict[str, Any]]
+from pyg_bemap.experiments.tables import Chosen
 
 
 @dataclass(frozen=True)
@@ -80,9 +79,9 @@ def _grid_point(config: dict[str, Any], runs: list[dict]) -> GridPoint:
 
 
 def tuning_report(protocol: Protocol, store: RunStore, chosen: Chosen) -> str:
-    r"""Markdown: per dataset, the best validation AUC each backbone
-    reached anywhere in the grid, then every combination with its tuning
-    figures, the chosen one marked."""
+    r"""Markdown: per dataset, every grid combination of every tuned
+    backbone with its tuning figures (see :class:`GridPoint`), the chosen
+    one marked."""
     names = sorted(protocol.grid)
     lines = [
         f'## Tuning grids of the protocol {protocol.name!r}',
@@ -137,25 +136,18 @@ def plot_curves(
     r"""Saves a PNG of the validation loss (top) and validation AUC
     (bottom) per epoch of :obj:`method`'s chosen configuration, one line
     per seed, one column per dataset with runs."""
-    import matplotlib
+    from matplotlib.figure import Figure  # no pyplot: no global backend
 
-    matplotlib.use('Agg')
-    import matplotlib.pyplot as plt
-
-    datasets = [
-        d
+    runs_of = {
+        d: chosen_runs(protocol, store, chosen, d, method)
         for d in protocol.datasets
         if (d, method) in chosen
-        and chosen_runs(protocol, store, chosen, d, method)
-    ]
-    fig, axes = plt.subplots(
-        2,
-        max(1, len(datasets)),
-        figsize=(3.2 * max(1, len(datasets)) + 1, 6),
-        squeeze=False,
-    )
+    }
+    datasets = [d for d, runs in runs_of.items() if runs]
+    fig = Figure(figsize=(3.2 * max(1, len(datasets)) + 1, 6))
+    axes = fig.subplots(2, max(1, len(datasets)), squeeze=False)
     for column, dataset in enumerate(datasets):
-        runs = chosen_runs(protocol, store, chosen, dataset, method)
+        runs = runs_of[dataset]
         for run in runs:
             curve = run['curve']
             axes[0, column].plot(curve['loss'], lw=0.8, alpha=0.7)
@@ -175,4 +167,3 @@ def plot_curves(
     )
     fig.tight_layout()
     fig.savefig(path, dpi=130)
-    plt.close(fig)
