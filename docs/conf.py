@@ -47,7 +47,8 @@ autodoc_typehints = 'none'  # the docstrings name every type
 # and defaults as written in the source (256 * 2**20, not 268435456).
 autodoc_inherit_docstrings = False
 autodoc_preserve_defaults = True
-autodoc_default_options = {'members': True, 'show-inheritance': False}
+# Each directive lists its members: the public API, not the internals.
+autodoc_default_options = {'show-inheritance': False}
 
 # Every reference inside pyg_bemap must resolve; the build runs with -W.
 # Names of other packages are not linked (no network for intersphinx here).

@@ -16,9 +16,10 @@ class BeMapInfo:
     r"""What BeMap's sampler needs to know about the nodes of a graph: the
     sensitive group and the balance score of every node.
 
-    It also holds the :class:`~pyg_bemap.sampler_cache.SamplerCache` of the
-    graph it was last used with (see :meth:`sampler`); the samples
-    themselves are shared as :mod:`pyg_bemap.nn.sample_sharing` describes.
+    It also caches what the sampler derives from the graph it was last used
+    with (the edges grouped per target and group, each setting's quotas),
+    rebuilt when the graph changes; the samples themselves are shared as
+    :mod:`pyg_bemap.nn.sample_sharing` describes.
 
     Args:
         sens (torch.Tensor): The sensitive group of every node, :obj:`[N]`.
@@ -101,7 +102,7 @@ class BeMapInfo:
 
     def apply(self, fn: Callable[[Tensor], Tensor]) -> 'BeMapInfo':
         r"""Returns a copy with :obj:`fn` applied to every tensor (e.g. a
-        device move), without a cache (see :meth:`sampler`)."""
+        device move), without the sampler's cache (rebuilt on first use)."""
         out = BeMapInfo.__new__(BeMapInfo)
         out.sens, out.num_groups = fn(self.sens), self.num_groups
         out.balance = fn(self.balance)

@@ -1,6 +1,6 @@
 r"""Where BeMap's sampler keeps what it derives from one graph, so that a
 training pass only does the random part: the edge grouping, one
-:class:`~pyg_bemap.utils.sampling.SamplingPlan` per sampler setting, the
+``SamplingPlan`` per sampler setting, the
 builder of sampled sparse adjacencies, the full graph as a sparse adjacency
 (for evaluation), and the per-thread samples of layers outside a scoped
 model (see :mod:`pyg_bemap.nn.sample_sharing`).
@@ -127,7 +127,7 @@ class SamplerCache:
     def adjacency(self, sample: Sample) -> Any:
         r"""The kept edges of :obj:`sample` as a transposed sparse adjacency
         sorted by target (see
-        :class:`~pyg_bemap.utils.layout.MaskedAdjacency`), built once per
+        ``MaskedAdjacency``), built once per
         sample."""
         if sample.adjacency is None:
             if self._masked_adjacency is None:

@@ -197,8 +197,9 @@ class FairGraphDataset(InMemoryDataset):
 
     Raw files are the published ones, looked for in :obj:`root/<name>/raw/`
     (plain or :obj:`.xz`-compressed) and otherwise downloaded from the public
-    repositories (NBA ships inside the package, so it needs no download). The
-    Git blob id of every file is checked against the published one.
+    repositories (NBA and German ship inside the package, so they need no
+    download). The Git blob id of every file is checked against the
+    published one.
 
     The processed graph follows the reference loaders:
 

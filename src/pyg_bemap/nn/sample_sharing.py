@@ -3,9 +3,9 @@ r"""Which fair neighbourhood a :class:`~pyg_bemap.BeMapConv` call uses.
 BeMap draws one fair neighbourhood per training pass of a model (one call of
 the model) and every :class:`~pyg_bemap.BeMapConv` layer of that pass uses
 it. Nothing here is process-wide: what marks a pass lives with the model (a
-:class:`PassScope`), the fallback for layers outside a scoped model lives
+``PassScope``), the fallback for layers outside a scoped model lives
 with the graph (per thread), and what replays a call lives with the layer
-(a :class:`CallReplay`). A training call finds its sample by three rules,
+(a ``CallReplay``). A training call finds its sample by three rules,
 in this order:
 
 1. **Replay.** Every training call draws one *ticket* from torch's default
@@ -20,7 +20,7 @@ in this order:
    another sample silently.
 2. **Scoped model.** Inside a call of a model that
    :func:`~pyg_bemap.to_bemap` (or :class:`~pyg_bemap.BeMapGCN`) gave a
-   :class:`PassScope`, the sample of that call (per graph and sampler
+   ``PassScope``, the sample of that call (per graph and sampler
    setting): drawn by the first layer that asks and used by every later
    call in the pass, also by a layer called twice (weight sharing). Each
    thread has its own passes.

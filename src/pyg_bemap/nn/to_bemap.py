@@ -45,8 +45,8 @@ def to_bemap(
     stacks, on layers inside :class:`torch.nn.ModuleList`,
     :class:`torch.nn.Sequential` and :class:`torch_geometric.nn.Sequential`,
     and on a user's own classes, and keeps the model's weights. It also
-    gives the model a :class:`~pyg_bemap.nn.sample_sharing.PassScope`: one
-    sample per call of the model, shared by all its BeMap layers, also by a
+    gives the model a pass scope (see :mod:`pyg_bemap.nn.sample_sharing`):
+    one sample per call of the model, shared by all its BeMap layers, also by a
     layer called twice, per thread. Converting a converted model with the
     same settings changes nothing. State dicts keep the vanilla model's
     keys, so its checkpoints load into the BeMap model and back.
