@@ -21,8 +21,15 @@ from pyg_bemap.experiments.tables import (
 )
 from pyg_bemap.experiments.training import BACKBONES
 
-#: The marker and line style of each curve, distinct in greyscale too.
-STYLES = [('o', '-'), ('s', '--'), ('^', ':'), ('D', '-.')]
+#: The marker, line style and colour of each curve. The colours are Paul
+#: Tol's high-contrast scheme and black, of distinct lightness, so curves
+#: stay apart in greyscale and for colour-blind readers.
+STYLES = [
+    ('o', '-', '#004488'),
+    ('s', '--', '#DDAA33'),
+    ('^', ':', '#BB5566'),
+    ('D', '-.', '#000000'),
+]
 
 
 def tradeoff_points(
@@ -80,7 +87,7 @@ def plot_tradeoff(
         )
     singles = [m for m in ('MLP', 'GCN') if m in protocol.methods]
     for i, name in enumerate([*curves, *singles]):
-        marker, line = STYLES[i % len(STYLES)]
+        marker, line, colour = STYLES[i % len(STYLES)]
         series = curves.get(name) or [
             (
                 chosen[dataset, name],
@@ -93,7 +100,7 @@ def plot_tradeoff(
         for ax, gap in zip(axes, ('sp', 'eo')):
             xs = [p[gap][0] for _, p in series]
             ys = [p['acc'][0] for _, p in series]
-            ax.errorbar(
+            _, caps, bars = ax.errorbar(
                 xs,
                 ys,
                 xerr=[
@@ -103,10 +110,12 @@ def plot_tradeoff(
                 yerr=[p['acc'][1] for _, p in series],
                 marker=marker,
                 linestyle=line if name in curves else 'none',
-                color=f'C{i}',
+                color=colour,
                 capsize=3,
                 label=name,
             )
+            for part in (*caps, *bars):  # faint spreads: the means stand out
+                part.set_alpha(0.35)
             for config, p in series:
                 if name in curves and config == chosen[dataset, name]:
                     ax.plot(
@@ -169,7 +178,7 @@ def _join_to_backbones(
                 '',
                 xy=(end[gap][0], end['acc'][0]),
                 xytext=(start[gap][0], start['acc'][0]),
-                arrowprops=dict(arrowstyle='->', color='grey', ls=':'),
+                arrowprops=dict(arrowstyle='-|>', color='black', lw=1.2),
             )
 
 
