@@ -173,16 +173,18 @@ def test_probe_reads_the_group_from_leaky_embeddings():
 
 
 def test_probe_plot(tmp_path):
-    matplotlib = pytest.importorskip('matplotlib')
-    matplotlib.use('Agg')
-    import matplotlib.pyplot as plt
-
+    figure = pytest.importorskip('matplotlib.figure')
     data = biased_sbm(300, seed=3)
     result = sensitive_attribute_probe(
         data.x, data.edge_index, data.s, epochs=20
     )
-    fig, ax = plt.subplots()
+    fig = figure.Figure()
+    ax = fig.subplots()
     assert result.plot(ax, label='features') is ax
+    result.plot(ax, label='again')
+    first, second = ax.get_lines()
+    for style in ('get_marker', 'get_linestyle', 'get_color'):
+        assert getattr(first, style)() != getattr(second, style)()
+    assert ax.get_legend().get_bbox_to_anchor().x0 > ax.bbox.x1  # outside
     fig.savefig(tmp_path / 'probe.png')
     assert (tmp_path / 'probe.png').stat().st_size > 0
-    plt.close(fig)

@@ -20,16 +20,8 @@ from pyg_bemap.experiments.tables import (
     significant,
 )
 from pyg_bemap.experiments.training import BACKBONES
+from pyg_bemap.utils.styles import LINE_STYLES
 
-#: The marker, line style and colour of each curve. The colours are Paul
-#: Tol's high-contrast scheme and black, of distinct lightness, so curves
-#: stay apart in greyscale and for colour-blind readers.
-STYLES = [
-    ('o', '-', '#004488'),
-    ('s', '--', '#DDAA33'),
-    ('^', ':', '#BB5566'),
-    ('D', '-.', '#000000'),
-]
 
 
 def tradeoff_points(
@@ -87,7 +79,7 @@ def plot_tradeoff(
         )
     singles = [m for m in ('MLP', 'GCN') if m in protocol.methods]
     for i, name in enumerate([*curves, *singles]):
-        marker, line, colour = STYLES[i % len(STYLES)]
+        marker, line, colour = LINE_STYLES[i % len(LINE_STYLES)]
         series = curves.get(name) or [
             (
                 chosen[dataset, name],

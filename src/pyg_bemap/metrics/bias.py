@@ -15,6 +15,7 @@ from torch_geometric.utils import remove_self_loops, scatter
 
 from pyg_bemap.nn import BeMapConv
 from pyg_bemap.utils.groups import check_edge_index, sensitive_groups
+from pyg_bemap.utils.styles import LINE_STYLES
 
 
 @dataclass(frozen=True)
@@ -209,6 +210,9 @@ class ProbeResult:
     def plot(self, ax: Any = None, label: str | None = None) -> Any:
         r"""Draws accuracy against the majority-neighbour ratio (needs
         matplotlib, in the :obj:`examples` extra) and returns the axes.
+        Each probe drawn on the same axes gets the next marker, line style
+        and colour (distinct in greyscale); labels go in a legend beside
+        the axes.
         """
         try:
             import matplotlib.pyplot as plt
@@ -218,14 +222,20 @@ class ProbeResult:
             ) from error
         ax = ax if ax is not None else plt.gca()
         centres = [(b.lower + b.upper) / 2 for b in self.bins]
+        marker, line, colour = LINE_STYLES[len(ax.lines) % len(LINE_STYLES)]
         ax.plot(
-            centres, [b.accuracy for b in self.bins], marker='o', label=label
+            centres,
+            [b.accuracy for b in self.bins],
+            marker=marker,
+            linestyle=line,
+            color=colour,
+            label=label,
         )
         ax.set_xlabel('share of neighbours in the own group')
         ax.set_ylabel('sensitive-attribute probe accuracy')
         ax.set_ylim(0, 1.05)
         if label is not None:
-            ax.legend()
+            ax.legend(loc='upper left', bbox_to_anchor=(1.02, 1))
         return ax
 
 
