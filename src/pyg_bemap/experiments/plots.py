@@ -23,7 +23,6 @@ from pyg_bemap.experiments.training import BACKBONES
 from pyg_bemap.utils.styles import LINE_STYLES
 
 
-
 def tradeoff_points(
     protocol: Protocol,
     store: RunStore,
