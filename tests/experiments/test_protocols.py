@@ -131,6 +131,7 @@ def test_quick_protocol_from_the_command_line(tmp_path, capsys):
     assert 'BeMap(sym) - GCN' in report and 'FairDrop - GCN' in report
     assert "Protocol 'quick-max2'" in report
     assert osp.getsize(osp.join(out, 'paired_quick-max2.png')) > 10_000
+    assert osp.getsize(osp.join(out, 'paired_quick-max2_sym.png')) > 10_000
     # a second call resumes: nothing left to run
     assert main(argv + ['--root', root, '--jobs', '1']) == 0
     assert '0 new runs' in capsys.readouterr().out

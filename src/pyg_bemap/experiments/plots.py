@@ -185,19 +185,24 @@ def plot_paired(
     chosen: Chosen,
     path: str,
     rule: str | None = None,
+    pairs: list[tuple[str, str]] | None = None,
 ) -> None:
     r"""Saves a PNG of the paired gap differences of every method that
     changes the training graph against its backbone, per dataset: the mean
     difference in :math:`\Delta_{SP}` (left) and :math:`\Delta_{EO}`
     (right) with its 95 % interval; filled markers are marked differences
     (see :func:`~pyg_bemap.experiments.tables.significant`), at the epoch
-    :obj:`rule` picks (by default the protocol's primary rule)."""
+    :obj:`rule` picks (by default the protocol's primary rule).
+
+    Args:
+        pairs (list, optional): The (backbone, method) pairs to show.
+            (default: :obj:`None`: :func:`backbone_pairs`)
+    """
     from matplotlib.figure import Figure  # no pyplot: no global backend
 
     rule = rule or primary_rule(protocol)
     titles = {**reported_rules(protocol), **TEST_SPLIT_RULE}
-
-    pairs = backbone_pairs(protocol)
+    pairs = backbone_pairs(protocol) if pairs is None else pairs
     if not pairs:
         raise ValueError(
             f'the protocol {protocol.name!r} has no method to compare with '
@@ -205,18 +210,18 @@ def plot_paired(
         )
     rows = [
         (
-            dataset,
-            pair,
-            paired_differences(protocol, store, chosen, dataset, pair, rule),
+            dataset if len(pairs) == 1 else f'{dataset}: {b} - {a}',
+            paired_differences(protocol, store, chosen, dataset, (a, b), rule),
         )
         for dataset in protocol.datasets
-        for pair in pairs
+        for a, b in pairs
     ]
-    fig = Figure(figsize=(11, 0.32 * len(rows) + 1.6))
+    height = (0.32 if len(pairs) > 1 else 0.5) * len(rows) + 1.9
+    fig = Figure(figsize=(8.5 if len(pairs) > 1 else 7.5, height))
     axes = fig.subplots(1, 2, sharey=True)
     ys = list(range(len(rows)))[::-1]
     for ax, gap, title in zip(axes, ('sp', 'eo'), ('delta_sp', 'delta_eo')):
-        for y, (_, _, diffs) in zip(ys, rows):
+        for y, (_, diffs) in zip(ys, rows):
             diff = diffs[gap]
             if diff.seeds == 0:
                 continue
@@ -230,15 +235,18 @@ def plot_paired(
                 capsize=3,
             )
         ax.axvline(0, color='grey', lw=1)
-        ax.set_xlabel(f'{title}: difference (points), < 0 is fairer')
+        ax.set_xlabel(f'{title}: difference (points),\n< 0 is fairer')
         ax.grid(axis='x', alpha=0.3)
         for y in ys[len(pairs) - 1 :: len(pairs)][:-1]:
             ax.axhline(y - 0.5, color='grey', lw=0.5)
-    axes[0].set_yticks(
-        ys, [f'{d}: {b} - {a}' for d, (a, b), _ in rows], fontsize=9
+    axes[0].set_yticks(ys, [label for label, _ in rows])
+    what = (
+        'Each method minus its backbone'
+        if len(pairs) > 1
+        else f'{pairs[0][1]} minus {pairs[0][0]}'
     )
     fig.suptitle(
-        'Each method minus its backbone, paired seeds, 95 % intervals\n'
+        f'{what}, paired seeds, 95 % intervals\n'
         f'epoch by {titles[rule]}\n'
         'filled: marked (interval excludes 0 and exact test p < 0.05)',
         fontsize=11,
