@@ -85,3 +85,5 @@ torch.manual_seed(0)
 
 html_theme = 'furo'
 html_title = f'pyg-bemap {release}'
+html_static_path = ['_static']
+html_css_files = ['tables.css']

@@ -64,7 +64,7 @@ def plot_tradeoff(
     seeds, error bars cut at 0."""
     from matplotlib.figure import Figure  # no pyplot: no global backend
 
-    fig = Figure(figsize=(11, 4.5))
+    fig = Figure(figsize=(8, 4.8))
     axes = fig.subplots(1, 2, sharey=True)
     curves: dict[str, list[tuple[dict[str, Any], Any]]] = {}
     for method, config in sweep_configs(protocol, chosen, dataset):
@@ -119,25 +119,25 @@ def plot_tradeoff(
                     )
     _join_to_backbones(protocol, store, chosen, dataset, rule, axes, curves)
     for ax, title in zip(axes, ('delta_sp', 'delta_eo')):
-        ax.set_xlabel(f'test {title} (%), lower is fairer', fontsize=11)
+        ax.set_xlabel(f'test {title} (%),\nlower is fairer')
         ax.set_xlim(left=0)
         ax.grid(alpha=0.3)
-    axes[0].set_ylabel('test accuracy (%)', fontsize=11)
+    axes[0].set_ylabel('test accuracy (%)')
     handles, labels = axes[0].get_legend_handles_labels()
     fig.legend(
         handles,
         labels,
-        loc='center right',
-        fontsize=10,
-        title='ringed: chosen setting\narrow: from the backbone',
+        loc='lower center',
+        ncol=len(labels),
+        title='ringed: chosen setting; arrow: from the backbone',
     )
     fig.suptitle(
-        f'{dataset}: accuracy against fairness, epoch by {rule}, '
+        f'{dataset}: accuracy against fairness, epoch by {rule},\n'
         f'mean ± std over up to {len(protocol.sweep_seeds or protocol.seeds)} '
         'seeds',
-        fontsize=12,
+        fontsize=11,
     )
-    fig.tight_layout(rect=(0, 0, 0.82, 1))
+    fig.tight_layout(rect=(0, 0.16, 1, 1))
     fig.savefig(path, dpi=130)
 
 

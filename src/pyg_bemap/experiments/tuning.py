@@ -133,9 +133,9 @@ def plot_curves(
     path: str,
     method: str = 'GCN',
 ) -> None:
-    r"""Saves a PNG of the validation loss (top) and validation AUC
-    (bottom) per epoch of :obj:`method`'s chosen configuration, one line
-    per seed, one column per dataset with runs."""
+    r"""Saves a PNG of the validation loss (left) and validation AUC
+    (right) per epoch of :obj:`method`'s chosen configuration, one line
+    per seed, one row per dataset with runs."""
     from matplotlib.figure import Figure  # no pyplot: no global backend
 
     runs_of = {
@@ -144,25 +144,25 @@ def plot_curves(
         if (d, method) in chosen
     }
     datasets = [d for d, runs in runs_of.items() if runs]
-    fig = Figure(figsize=(3.2 * max(1, len(datasets)) + 1, 6))
-    axes = fig.subplots(2, max(1, len(datasets)), squeeze=False)
-    for column, dataset in enumerate(datasets):
+    fig = Figure(figsize=(8, 2.3 * max(1, len(datasets)) + 0.9))
+    axes = fig.subplots(max(1, len(datasets)), 2, squeeze=False)
+    for row, dataset in enumerate(datasets):
         runs = runs_of[dataset]
         for run in runs:
             curve = run['curve']
-            axes[0, column].plot(curve['loss'], lw=0.8, alpha=0.7)
-            axes[1, column].plot(
+            axes[row, 0].plot(curve['loss'], lw=0.8, alpha=0.7)
+            axes[row, 1].plot(
                 [100 * a for a in curve['auc']], lw=0.8, alpha=0.7
             )
-        axes[0, column].set_title(f'{dataset} ({len(runs)} seeds)')
-        axes[1, column].set_xlabel('epoch')
-    axes[0, 0].set_ylabel('validation loss')
-    axes[1, 0].set_ylabel('validation AUC (%)')
+        axes[row, 0].set_title(f'{dataset} ({len(runs)} seeds): loss')
+        axes[row, 1].set_title(f'{dataset}: AUC (%)')
+    axes[-1, 0].set_xlabel('epoch')
+    axes[-1, 1].set_xlabel('epoch')
     for ax in axes.flat:
         ax.grid(alpha=0.3)
     fig.suptitle(
-        f'{method}, chosen hyper-parameters: validation curves, one line '
-        'per seed, until early stopping',
+        f'{method}, chosen hyper-parameters: validation curves,\n'
+        'one line per seed, until early stopping',
         fontsize=11,
     )
     fig.tight_layout()
