@@ -222,7 +222,7 @@ def _add_reproduce(commands: Any) -> None:
         '--out',
         default=default_results(),
         help='folder of the stored runs and reports (default: '
-        '$PYG_BEMAP_RESULTS or %(default)s)',
+        '$PYG_BEMAP_RESULTS, else ~/pyg-bemap-results)',
     )
     which = reproduce.add_mutually_exclusive_group()
     which.add_argument(
@@ -261,7 +261,8 @@ def _add_dataset(
         choices=choices,
         default='nba',
         metavar='NAME',
-        help=f'the dataset: %(choices)s{note} (default: %(default)s, bundled)',
+        help=f'the dataset: {", ".join(choices)}{note} (default: nba, '
+        'bundled)',
     )
 
 
@@ -301,7 +302,7 @@ def _add_jobs(parser: argparse.ArgumentParser) -> None:
         type=_positive_int,
         default=os.cpu_count() or 1,
         help='runs trained in parallel, one process each (default: the '
-        'number of cores, %(default)s)',
+        'number of cores)',
     )
 
 
@@ -309,7 +310,8 @@ def _add_root(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         '--root',
         default=default_root(),
-        help='dataset directory (default: $PYG_BEMAP_DATA or %(default)s)',
+        help='dataset directory (default: $PYG_BEMAP_DATA, else '
+        '~/.cache/pyg_bemap)',
     )
 
 
