@@ -438,10 +438,10 @@ def run_reproduce(args: argparse.Namespace) -> None:
     if pairs:
         paired = osp.join(args.out, f'paired_{protocol.name}')
         plot_paired(protocol, store, chosen, f'{paired}.png')
-    if HEADLINE in pairs:
-        plot_paired(
-            protocol, store, chosen, f'{paired}_sym.png', None, [HEADLINE]
-        )
+        if HEADLINE in pairs:
+            plot_paired(
+                protocol, store, chosen, f'{paired}_sym.png', pairs=[HEADLINE]
+            )
     if protocol.grid_seeds:
         name = protocol.name
         with open(osp.join(args.out, f'tuning_{name}.md'), 'w') as handle:
