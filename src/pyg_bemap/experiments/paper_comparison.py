@@ -4,11 +4,10 @@ and beside the default protocol, each row built from stored runs."""
 
 import statistics
 from dataclasses import dataclass
-from typing import Any
 
 from pyg_bemap.experiments.protocols import PROTOCOLS, chosen_configs
 from pyg_bemap.experiments.store import RunStore
-from pyg_bemap.experiments.tables import METRICS, seed_values
+from pyg_bemap.experiments.tables import METRICS, Chosen, seed_values
 
 #: The figures of the paper's Table 1, mean and standard deviation in %,
 #: from arXiv 2306.04107 as the reference repository's
@@ -76,7 +75,6 @@ STEPS = (
 METHODS = ('GCN', 'BeMap(sym)')
 
 Summary = dict[str, tuple[float, float, int]]  # metric -> mean, std, seeds
-Chosen = dict[tuple[str, str], dict[str, Any]]
 
 
 def setting_summary(
