@@ -1,7 +1,10 @@
-import pytest
+import sys
 
-from pyg_bemap import __version__
-from pyg_bemap.cli import METHOD_ALIASES, default_results, main
+import pytest
+from tqdm import tqdm
+
+from pyg_bemap import __version__, cli
+from pyg_bemap.cli import METHOD_ALIASES, default_results, main, progress
 
 
 def test_train_prints_both_reports_stacked_within_80_columns(capsys, tmp_path):
@@ -32,6 +35,25 @@ def test_compare_prints_paired_differences_and_a_verdict(capsys, tmp_path):
         ' '.join(out.split())
     )
     assert max(len(line) for line in out.splitlines()) <= 80
+
+
+def test_progress_is_a_plain_line_every_10_seconds_when_piped(
+    capsys, monkeypatch
+):
+    clock = iter([0.0, 5.0, 11.0, 11.0, 12.0])
+    monkeypatch.setattr(cli.time, 'monotonic', lambda: next(clock))
+    bar = progress(3, 'runs')  # stderr is captured: not a terminal
+    for _ in range(3):
+        bar.update()
+    bar.close()
+    assert capsys.readouterr().err == 'runs: 2 of 3 done\n'
+
+
+def test_progress_is_a_bar_on_a_terminal(monkeypatch):
+    monkeypatch.setattr(sys.stderr, 'isatty', lambda: True)
+    bar = progress(3, 'runs')
+    assert isinstance(bar, tqdm)
+    bar.close()
 
 
 def test_version_and_method_aliases(capsys):

@@ -261,8 +261,8 @@ def _add_dataset(
         choices=choices,
         default='nba',
         metavar='NAME',
-        help=f'the dataset: {", ".join(choices)}{note} (default: nba, '
-        'bundled)',
+        help=f'the dataset: {", ".join(choices)}{note} (default: '
+        '%(default)s, bundled)',
     )
 
 
@@ -417,7 +417,7 @@ def run_reproduce(args: argparse.Namespace) -> None:
             )
         chosen = chosen_configs(protocol, store)
     else:
-        bar = tqdm(desc=f'{protocol.name} runs', unit='run')
+        bar = progress(None, f'{protocol.name} runs')
         chosen = run_protocol(
             protocol, args.root, store, args.jobs, lambda job: bar.update()
         )

@@ -127,6 +127,7 @@ def test_quick_protocol_from_the_command_line(tmp_path, capsys):
     out = str(tmp_path / 'out')
     argv = ['reproduce', '--quick', '--max-epochs', '2', '--out', out]
     assert main(argv + ['--root', root, '--jobs', '1']) == 0
+    assert '\r' not in capsys.readouterr().err  # no bar redrawn when piped
     report = open(osp.join(out, 'quick-max2.md')).read()
     assert 'BeMap(sym) - GCN' in report and 'FairDrop - GCN' in report
     assert "Protocol 'quick-max2'" in report
