@@ -2,6 +2,8 @@
 #   make test TORCH_SPEC='torch==2.14.1'
 PYTHON ?= python3
 VENV ?= .venv
+# The plain install most users have: no torch-sparse or torch-scatter.
+PLAIN_VENV ?= .venv-plain
 TORCH_SPEC ?= torch==2.13.0
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
@@ -25,14 +27,24 @@ $(VENV)/.test: $(VENV)/.core
 	$(PIP) install --quiet -e ".[test,sparse,examples,docs]"
 	touch $@
 
+# The second test environment: the package as a plain 'pip install' gives
+# it (no accelerators), with the test tools.
+$(PLAIN_VENV)/.test: pyproject.toml
+	$(PYTHON) -m venv $(PLAIN_VENV)
+	$(PLAIN_VENV)/bin/python -m pip install --quiet --upgrade pip setuptools wheel
+	$(PLAIN_VENV)/bin/python -m pip install --quiet "$(TORCH_SPEC)"
+	$(PLAIN_VENV)/bin/python -m pip install --quiet -e ".[test,examples,docs]"
+	touch $@
+
 demo: $(VENV)/.core  ## the main job on the built-in data: GCN vs. BeMap(sym)
 	$(VENV)/bin/pyg-bemap compare --dataset german --method sym --seeds 10
 
-test: $(VENV)/.test  ## lint, types, docs, the tests with coverage, a summary
-	PYG_BEMAP_REQUIRE_SPARSE=1 $(PY) scripts/check.py
+test: $(VENV)/.test $(PLAIN_VENV)/.test  ## lint, types, docs, the tests in both installs, a summary
+	PYG_BEMAP_REQUIRE_SPARSE=1 $(PY) scripts/check.py \
+		--plain-python $(PLAIN_VENV)/bin/python
 
 bench: $(VENV)/.core
 	$(PY) benchmarks/bench_core.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info src/*.egg-info docs/_build
+	rm -rf $(VENV) $(PLAIN_VENV) build *.egg-info src/*.egg-info docs/_build

@@ -26,6 +26,7 @@ import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 from torch_geometric.loader import NeighborLoader
+from torch_geometric.typing import WITH_PYG_LIB, WITH_TORCH_SPARSE
 
 from pyg_bemap import AttachBeMap, BalanceAwareSampling, BeMapGCN
 from pyg_bemap.datasets import biased_sbm
@@ -97,6 +98,12 @@ def free_port():
         return sock.getsockname()[1]
 
 
+NEEDS_SAMPLER = (
+    'This example needs NeighborLoader, which needs torch-sparse or pyg-lib: '
+    'pip install --no-build-isolation torch-sparse (or pyg-bemap[sparse])\n'
+)
+
+
 def main():
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter
@@ -110,6 +117,8 @@ def main():
         help='started by torchrun (reads RANK, WORLD_SIZE)',
     )
     args = parser.parse_args()
+    if not (WITH_PYG_LIB or WITH_TORCH_SPARSE):
+        parser.exit(1, NEEDS_SAMPLER)
     if args.torchrun:
         dist.init_process_group('gloo')
         try:

@@ -13,6 +13,7 @@ import warnings
 import psutil
 import torch
 from torch_geometric.loader import NeighborLoader
+from torch_geometric.typing import WITH_PYG_LIB, WITH_TORCH_SPARSE
 from tqdm import tqdm
 
 from pyg_bemap import (
@@ -35,6 +36,12 @@ def loader(data, nodes, shuffle, args):
     )
 
 
+NEEDS_SAMPLER = (
+    'This example needs NeighborLoader, which needs torch-sparse or pyg-lib: '
+    'pip install --no-build-isolation torch-sparse (or pyg-bemap[sparse])\n'
+)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument('--nodes', type=int, default=1_000_000)
@@ -42,6 +49,8 @@ def main():
     parser.add_argument('--epochs', type=int, default=1)
     parser.add_argument('--batch-size', type=int, default=2048)
     args = parser.parse_args()
+    if not (WITH_PYG_LIB or WITH_TORCH_SPARSE):
+        parser.exit(1, NEEDS_SAMPLER)
     warnings.simplefilter('ignore', UserWarning)
     torch.manual_seed(0)
 

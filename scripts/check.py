@@ -1,9 +1,13 @@
 r"""The test command: lint, format, types, documentation (with its code
-snippets executed), the test suite with coverage, then a one-line summary.
+snippets executed), the test suite with coverage, the test suite again in
+the plain install (without torch-sparse and torch-scatter) when given its
+interpreter, then a one-line summary.
 
-    python scripts/check.py [pytest arguments]
+    python scripts/check.py [--plain-python PATH] [pytest arguments]
 """
 
+import argparse
+import os
 import re
 import subprocess
 import sys
@@ -14,10 +18,16 @@ SOURCES = ['src', 'tests', 'benchmarks', 'examples', 'scripts', 'docs']
 MIN_COVERAGE = 90
 
 
-def run(name: str, command: Sequence[str]) -> tuple[bool, str]:
+def run(
+    name: str, command: Sequence[str], env: dict[str, str] | None = None
+) -> tuple[bool, str]:
     print(f'\n=== {name}: {" ".join(command)}', flush=True)
     proc = subprocess.run(
-        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
     )
     print(proc.stdout, end='', flush=True)
     return proc.returncode == 0, proc.stdout
@@ -31,7 +41,21 @@ def _read(path: str) -> str:
         return ''
 
 
+def test_counts(out: str) -> str:
+    r"""'N passed, N skipped in T s' from pytest's closing line."""
+    final = re.findall(r'^=+ (.*) in ([\d.]+)s', out, re.MULTILINE)
+    if not final:
+        return 'did not run'
+    line, seconds = final[-1]
+    counts = re.findall(r'(\d+) (passed|failed|skipped|errors?)', line)
+    listing = ', '.join(f'{n} {what}' for n, what in counts)
+    return f'{listing} in {float(seconds):.0f} s'
+
+
 def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument('--plain-python', help='python of the plain install')
+    args, pytest_args = parser.parse_known_args()
     results = {}
     results['ruff'], _ = run('lint', [PY, '-m', 'ruff', 'check', *SOURCES])
     ok, _ = run('format', [PY, '-m', 'ruff', 'format', '--check', *SOURCES])
@@ -60,18 +84,26 @@ def main() -> int:
             '--cov=pyg_bemap',
             '--cov-report=term',
             f'--cov-fail-under={MIN_COVERAGE}',
-            *sys.argv[1:],
+            *pytest_args,
         ],
-    )
-    final = re.findall(r'^=+ (.*) in [\d.]+s', out, re.MULTILINE)
-    counts = re.findall(
-        r'(\d+) (passed|failed|skipped|errors?)', final[-1] if final else ''
     )
     coverage = re.search(r'^TOTAL\s.*\s(\d+(?:\.\d+)?)%', out, re.MULTILINE)
 
-    summary = [
-        'tests '
-        + (', '.join(f'{n} {what}' for n, what in counts) or 'did not run'),
+    summary = ['tests ' + test_counts(out)]
+    if args.plain_python:
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if k != 'PYG_BEMAP_REQUIRE_SPARSE'
+        }
+        env['PYG_BEMAP_REQUIRE_PLAIN'] = '1'
+        results['plain'], plain_out = run(
+            'tests in the plain install (no torch-sparse, torch-scatter)',
+            [args.plain_python, '-m', 'pytest', *pytest_args],
+            env=env,
+        )
+        summary.append('plain install: tests ' + test_counts(plain_out))
+    summary += [
         'docs '
         + ('built' if results['docs'] else 'FAILED')
         + (f' ({snippets.group(1)} snippets run)' if snippets else ''),

@@ -11,10 +11,15 @@ def random_graph(
     num_edges: int = 200,
     num_groups: int = 2,
     seed: int = 0,
+    simple: bool = False,
 ) -> Data:
-    r"""A random directed multigraph with self-loops and isolated nodes."""
+    r"""A random directed multigraph with self-loops and isolated nodes
+    (with :obj:`simple`, without self-loops and repeated edges)."""
     gen = torch.Generator().manual_seed(seed)
     edge_index = torch.randint(0, num_nodes, (2, num_edges), generator=gen)
+    if simple:
+        edge_index = edge_index[:, edge_index[0] != edge_index[1]]
+        edge_index = torch.unique(edge_index, dim=1)
     s = torch.randint(0, num_groups, (num_nodes,), generator=gen)
     x = torch.randn(num_nodes, 8, generator=gen)
     return Data(x=x, edge_index=edge_index, s=s, num_nodes=num_nodes)

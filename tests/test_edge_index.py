@@ -160,3 +160,63 @@ def test_a_state_with_the_caches_of_earlier_versions_loads():
     assert old.cache is None and not hasattr(old, '_plans')
     plain = edge_index.as_tensor()
     assert old.sampler(plain, plain).plan((0.25, 4, 'balance')).num_edges == 80
+
+
+def prepared_graph():
+    from pyg_bemap import BalanceAwareSampling
+
+    return BalanceAwareSampling()(random_graph(30, 200, seed=2, simple=True))
+
+
+EDITS = {
+    'indexing': lambda t: t.__setitem__((0,), t[0].flip(0)),
+    '.data': lambda t: t.data.__setitem__((0,), t.data[0].flip(0)),
+    'numpy view': lambda t: t.numpy().__setitem__(0, t.numpy()[0][::-1]),
+}
+
+
+@pytest.mark.parametrize('route', list(EDITS))
+def test_an_edit_of_the_sensitive_attribute_is_detected(route):
+    from torch_geometric.nn import GCNConv
+
+    from pyg_bemap import BeMapConv
+
+    data = prepared_graph()
+    # the groups are a copy: the edit cannot reach them silently
+    assert data.edge_index.bemap.sens.data_ptr() != data.s.data_ptr()
+    layer = BeMapConv(GCNConv(8, 4))
+    layer(data.x, data.edge_index)
+    s = data.s.view(1, -1)  # a 2-D view, so the edits above apply
+    EDITS[route](s)
+    with pytest.raises(ValueError, match="'s' was modified in place"):
+        layer(data.x, data.edge_index)
+
+
+EDGE_EDITS = {
+    'indexing': lambda edges, new: edges.__setitem__((..., slice(50)), new),
+    '.data': lambda edges, new: edges.data.__setitem__((..., slice(50)), new),
+    'numpy view': lambda edges, new: (
+        edges.as_tensor().numpy().__setitem__((..., slice(50)), new.numpy())
+    ),
+}
+
+
+@pytest.mark.parametrize('route', list(EDGE_EDITS))
+@pytest.mark.parametrize('layout', ['auto', 'edge_index'])
+def test_an_edit_of_the_edges_is_detected(route, layout):
+    from torch_geometric.nn import GCNConv
+
+    from pyg_bemap import BeMapConv
+
+    data = prepared_graph()
+    layer = BeMapConv(GCNConv(8, 4), layout=layout)
+    layer(data.x, data.edge_index)
+    new = data.edge_index.as_tensor()[:, :50].flip(1).clone()
+    new[0, 0] = (new[0, 0] + 1) % 30
+    EDGE_EDITS[route](data.edge_index, new)
+    with pytest.raises(ValueError, match="'edge_index' were modified"):
+        layer(data.x, data.edge_index)
+    layer.eval()  # evaluation on the sparse full graph checks it too
+    if layout == 'auto':
+        with pytest.raises(ValueError, match="'edge_index' were modified"):
+            layer(data.x, data.edge_index)

@@ -21,3 +21,13 @@ def test_sparse_extras_are_installed_when_required():
     # really run; fail loudly rather than skip them silently.
     assert pyg_typing.WITH_TORCH_SPARSE
     assert pyg_typing.WITH_TORCH_SCATTER
+
+
+@pytest.mark.skipif(
+    os.environ.get('PYG_BEMAP_REQUIRE_PLAIN') != '1',
+    reason='set by the test command for its second environment',
+)
+def test_the_plain_install_has_no_accelerators():
+    # the suite's second run must be the plain 'pip install' users get
+    assert not pyg_typing.WITH_TORCH_SPARSE
+    assert not pyg_typing.WITH_TORCH_SCATTER

@@ -3,8 +3,13 @@ import subprocess
 import sys
 
 import pytest
+from torch_geometric.typing import WITH_PYG_LIB, WITH_TORCH_SPARSE
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+needs_neighbor_sampler = pytest.mark.skipif(
+    not (WITH_PYG_LIB or WITH_TORCH_SPARSE),
+    reason='NeighborLoader needs torch-sparse or pyg-lib',
+)
 
 
 def run(script, *args):
@@ -75,6 +80,7 @@ def test_epoch_benchmark_runs(tmp_path):
     assert 'x vanilla edge_index' in env_out
 
 
+@needs_neighbor_sampler
 def test_distributed_data_parallel_training():
     # 2 processes on the loopback address; bounded by the subprocess timeout
     out = run(
@@ -90,6 +96,7 @@ def test_distributed_data_parallel_training():
     assert 'loss decreased: True' in out
 
 
+@needs_neighbor_sampler
 def test_minibatch_example_on_a_small_graph():
     out = run(
         'examples/minibatch_large.py',
@@ -101,3 +108,21 @@ def test_minibatch_example_on_a_small_graph():
         '256',
     )
     assert 'epoch 2:' in out and 'delta_sp' in out
+
+
+@pytest.mark.skipif(
+    WITH_PYG_LIB or WITH_TORCH_SPARSE,
+    reason='checks the install without torch-sparse and pyg-lib',
+)
+@pytest.mark.parametrize(
+    'script', ['examples/ddp_training.py', 'examples/minibatch_large.py']
+)
+def test_neighbor_loader_examples_say_what_they_need(script):
+    proc = subprocess.run(
+        [sys.executable, os.path.join(ROOT, script)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 1
+    assert proc.stderr.count('\n') == 1 and 'torch-sparse' in proc.stderr

@@ -1,4 +1,5 @@
 import os
+import re
 
 import pytest
 
@@ -18,6 +19,26 @@ def printed(book) -> str:
         for output in cell.outputs
         if output.output_type == 'stream'
     )
+
+
+NUMBER = re.compile(r'-?\d+\.\d+')
+
+
+def assert_close_numbers(text: str, expected: str) -> None:
+    r"""The same text, with every decimal number within 0.006 (training
+    on sums in another order moves the last digits, and a probe's accuracy
+    by a node or two of NBA's 403) or 0.1 % of the committed one."""
+    assert NUMBER.sub('#', text) == NUMBER.sub('#', expected)
+    for got, want in zip(NUMBER.findall(text), NUMBER.findall(expected)):
+        assert float(got) == pytest.approx(float(want), rel=1e-3, abs=6e-3)
+
+
+def test_close_numbers_are_strict_about_the_text():
+    assert_close_numbers('acc 0.817, gap 3.1345', 'acc 0.812, gap 3.1369')
+    with pytest.raises(AssertionError):
+        assert_close_numbers('acc 0.830', 'acc 0.812')
+    with pytest.raises(AssertionError):
+        assert_close_numbers('auc 0.812', 'acc 0.812')
 
 
 @pytest.mark.parametrize(
@@ -40,8 +61,10 @@ def test_notebook_runs_and_prints_what_is_committed(
     assert not [o for o in outputs if o.output_type == 'error']
     assert [o.text for o in outputs if o.get('name') == 'stderr'] == []
     # the prose quotes these numbers: after a change, rerun
-    # scripts/execute_notebooks.py and check the text
-    assert printed(book) == printed(committed)
+    # scripts/execute_notebooks.py and check the text. Sums in another
+    # order (another machine, or the install without torch-sparse) move
+    # the last digits: the same text, close numbers.
+    assert_close_numbers(printed(book), printed(committed))
     committed_outputs = [
         o for cell in committed.cells for o in cell.get('outputs', [])
     ]

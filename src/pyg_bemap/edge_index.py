@@ -7,7 +7,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from pyg_bemap.sampler_cache import SamplerCache
+from pyg_bemap.sampler_cache import EDITED_EDGES, SamplerCache
 from pyg_bemap.utils.groups import check_edge_index, sensitive_groups
 from pyg_bemap.utils.sampling import EdgeGrouping, check_balance
 
@@ -21,22 +21,38 @@ class BeMapInfo:
     rebuilt when the graph changes; the samples themselves are shared as
     :mod:`pyg_bemap.nn.sample_sharing` describes.
 
+    The groups are a copy of :obj:`sens`; every training pass compares them
+    with :obj:`sens` and raises if :obj:`sens` was edited in place since
+    (by indexing, through :obj:`.data` or a NumPy view): the balance
+    scores describe the old groups.
+
     Args:
         sens (torch.Tensor): The sensitive group of every node, :obj:`[N]`.
         balance (torch.Tensor): The balance score of every node, :obj:`[N]`.
         num_groups (int, optional): The number of groups.
             (default: :obj:`None`, inferred)
+        name (str, optional): The name of the sensitive attribute, for
+            error messages. (default: :obj:`'sens'`)
     """
 
     def __init__(
-        self, sens: Tensor, balance: Tensor, num_groups: int | None = None
+        self,
+        sens: Tensor,
+        balance: Tensor,
+        num_groups: int | None = None,
+        name: str = 'sens',
     ):
         num_nodes = sens.numel() if isinstance(sens, Tensor) else 0
-        self.sens, self.num_groups = sensitive_groups(
-            sens, num_nodes, num_groups
+        groups, self.num_groups = sensitive_groups(
+            sens, num_nodes, num_groups, name
         )
+        if groups.data_ptr() == sens.data_ptr():
+            groups = groups.clone()  # never the caller's memory
+        self.sens = groups
         self.balance = check_balance(balance, self.sens)
         self.cache: SamplerCache | None = None
+        self._source: Tensor | None = sens
+        self._name = name
 
     @property
     def num_nodes(self) -> int:
@@ -66,8 +82,11 @@ class BeMapInfo:
         Raises:
             ValueError: If :obj:`graph` is a :class:`BeMapEdgeIndex` whose
                 edges were modified in place since the information was
-                attached: its balance scores describe the old edges.
+                attached, or the sensitive attribute was: the balance scores
+                describe the old graph. (A plain edge list edited in place
+                gets a new cache.)
         """
+        self.check_groups_unchanged()
         cache = self.cache
         if cache is not None and cache.matches(graph):
             return cache
@@ -76,13 +95,7 @@ class BeMapInfo:
             and isinstance(graph, BeMapEdgeIndex)
             and cache.edited(graph)
         ):
-            raise ValueError(
-                "The edges of this 'edge_index' were modified in place "
-                'after BalanceAwareSampling (or AttachBeMap) attached the '
-                'balance scores, which describe the old edges. Edit the '
-                'graph before applying BalanceAwareSampling, or apply it '
-                'again to the edited graph'
-            )
+            raise ValueError(EDITED_EDGES)
         check_edge_index(edge_index, self.num_nodes)
         if edge_index.device != self.sens.device:
             raise ValueError(
@@ -100,25 +113,44 @@ class BeMapInfo:
         self.cache = cache
         return cache
 
+    def check_groups_unchanged(self) -> None:
+        r"""Raises a :class:`ValueError` if the sensitive attribute the
+        groups were copied from was edited in place since."""
+        source = self._source
+        if source is not None and not torch.equal(
+            source.to(self.sens.dtype), self.sens
+        ):
+            raise ValueError(
+                f"The sensitive attribute '{self._name}' was modified in "
+                f'place after BalanceAwareSampling (or AttachBeMap) computed '
+                f'the balance scores from it, which describe the old groups. '
+                f'Edit it before applying BalanceAwareSampling, or apply it '
+                f'again to the edited graph'
+            )
+
     def apply(self, fn: Callable[[Tensor], Tensor]) -> 'BeMapInfo':
         r"""Returns a copy with :obj:`fn` applied to every tensor (e.g. a
         device move), without the sampler's cache (rebuilt on first use)."""
         out = BeMapInfo.__new__(BeMapInfo)
         out.sens, out.num_groups = fn(self.sens), self.num_groups
         out.balance = fn(self.balance)
-        out.cache = None
+        out.cache, out._source, out._name = None, None, self._name
         return out
 
     def __getstate__(self) -> dict[str, Any]:
-        state = self.__dict__.copy()
-        state['cache'] = None  # rebuilt on demand
-        return state
+        return {  # the cache is rebuilt on demand
+            'sens': self.sens,
+            'balance': self.balance,
+            'num_groups': self.num_groups,
+            'name': self._name,
+        }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         # Only the node data: states saved by earlier versions also hold
         # caches, which are rebuilt on demand.
         self.sens, self.balance = state['sens'], state['balance']
         self.num_groups, self.cache = state['num_groups'], None
+        self._source, self._name = None, state.get('name', 'sens')
 
     def __deepcopy__(self, memo: dict[int, Any]) -> 'BeMapInfo':
         return self.apply(lambda t: t.clone())
@@ -238,6 +270,7 @@ def attach_bemap(
     sens: Tensor,
     balance: Tensor,
     num_groups: int | None = None,
+    name: str = 'sens',
 ) -> BeMapEdgeIndex:
     r"""Returns :obj:`edge_index` as a :class:`BeMapEdgeIndex` carrying the
     node groups and balance scores (sharing memory with the input, which is
@@ -249,8 +282,10 @@ def attach_bemap(
         balance (torch.Tensor): The balance score of every node, :obj:`[N]`.
         num_groups (int, optional): The number of groups.
             (default: :obj:`None`, inferred)
+        name (str, optional): The name of the sensitive attribute, for
+            error messages. (default: :obj:`'sens'`)
     """
-    info = BeMapInfo(sens, balance, num_groups)
+    info = BeMapInfo(sens, balance, num_groups, name)
     plain = (
         edge_index.as_subclass(Tensor)
         if isinstance(edge_index, Tensor)

@@ -31,11 +31,11 @@ SamplerKey = tuple[float, int, str]
 class Sample:
     r"""One fair neighbourhood of every node: the seed it was drawn from,
     the mask of kept edges and, built once on demand, the kept edges as a
-    sparse adjacency."""
+    sparse adjacency (one per dtype of its values)."""
 
     seed: int
     mask: Tensor
-    adjacency: Any = field(default=None, repr=False)
+    adjacency: dict[Any, Any] = field(default_factory=dict, repr=False)
 
 
 class SamplerCache:
@@ -77,7 +77,8 @@ class SamplerCache:
         self._identity = _GraphIdentity(graph)
         self._plans: dict[SamplerKey, SamplingPlan] = {}
         self._masked_adjacency: MaskedAdjacency | None = None
-        self._full_adjacency: Any = None
+        self._full_adjacency: dict[Any, Any] = {}
+        self._shape: tuple[bool, bool] | None = None
         #: The samples of layers outside a scoped model, per thread.
         self.unscoped_samples = threading.local()
 
@@ -110,38 +111,74 @@ class SamplerCache:
 
     def draw(self, key: SamplerKey, seed: int) -> Sample:
         r"""The sample of a setting drawn from :obj:`seed`; the same seed
-        gives the same sample."""
+        gives the same sample.
+
+        Raises:
+            ValueError: If the edges were edited in place since the cache
+                was built, by a route that bypasses the version counter.
+        """
+        self._identity.check_unchanged()
         return Sample(seed, draw_seeded_edge_mask(self.plan(key), seed))
 
-    def full_adjacency(self) -> Any:
+    @property
+    def has_self_loops(self) -> bool:
+        r"""Whether the graph has an edge :math:`(i, i)`."""
+        return self._graph_shape()[0]
+
+    @property
+    def has_repeated_edges(self) -> bool:
+        r"""Whether an edge :math:`(j, i)`, :math:`j \neq i`, occurs more
+        than once."""
+        return self._graph_shape()[1]
+
+    def _graph_shape(self) -> tuple[bool, bool]:
+        if self._shape is None:
+            loops = self.grouping.perm.numel() < self.edge_index.size(1)
+            src, dst = self.edge_index[:, self.grouping.perm].long()
+            key = torch.sort(dst * self.sens.numel() + src).values
+            self._shape = (loops, bool((key[1:] == key[:-1]).any()))
+        return self._shape
+
+    def full_adjacency(self, dtype: torch.dtype) -> Any:
         r"""The whole graph, every edge as given (self-loops and repeated
         edges included), as a transposed sparse adjacency (see
-        :func:`~pyg_bemap.utils.layout.transposed_adjacency`), built
-        once."""
-        if self._full_adjacency is None:
-            self._full_adjacency = transposed_adjacency(
-                self.edge_index, self.sens.numel()
+        :func:`~pyg_bemap.utils.layout.transposed_adjacency`) for features
+        of :obj:`dtype`, built once (with the check of :meth:`draw`)."""
+        self._identity.check_unchanged()
+        adj = self._full_adjacency.get(dtype)
+        if adj is None:
+            adj = self._full_adjacency[dtype] = transposed_adjacency(
+                self.edge_index, self.sens.numel(), dtype=dtype
             )
-        return self._full_adjacency
+        return adj
 
-    def adjacency(self, sample: Sample) -> Any:
+    def adjacency(self, sample: Sample, dtype: torch.dtype) -> Any:
         r"""The kept edges of :obj:`sample` as a transposed sparse adjacency
-        sorted by target (see
-        ``MaskedAdjacency``), built once per
-        sample."""
-        if sample.adjacency is None:
+        sorted by target (see ``MaskedAdjacency``) for features of
+        :obj:`dtype`, built once per sample."""
+        adj = sample.adjacency.get(dtype)
+        if adj is None:
             if self._masked_adjacency is None:
                 self._masked_adjacency = MaskedAdjacency(
                     self.edge_index, self.sens.numel()
                 )
-            sample.adjacency = self._masked_adjacency(sample.mask)
-        return sample.adjacency
+            adj = sample.adjacency[dtype] = self._masked_adjacency(
+                sample.mask, dtype
+            )
+        return adj
 
 
 class _GraphIdentity:
     r"""Recognises one graph: an edge list by its memory and version
     counter (holding a view, so that the memory is not reused by another
-    tensor), anything else by object identity (a weak reference)."""
+    tensor), anything else by object identity (a weak reference).
+
+    An edge list also keeps the sums of its sources and of its targets, a
+    fingerprint that :meth:`check_unchanged` compares to tell edits which
+    bypass the version counter (through :obj:`.data` or a NumPy view),
+    unless they only reorder values. The sampler runs it once per sample,
+    about 1 % of a resample (``benchmarks/bench_staleness.py``).
+    """
 
     def __init__(self, graph: Any):
         self._edges: Tensor | None = None
@@ -149,6 +186,7 @@ class _GraphIdentity:
         if _is_edge_list(graph):
             self._edges = graph.as_subclass(Tensor)
             self._version = _version(graph)
+            self._fingerprint = _fingerprint(self._edges)
         else:
             self._ref = weakref.ref(graph)
 
@@ -160,6 +198,15 @@ class _GraphIdentity:
     def edited(self, graph: Any) -> bool:
         return self._same_memory(graph) and _version(graph) != self._version
 
+    def check_unchanged(self) -> None:
+        r"""Raises a :class:`ValueError` if the edge list's values changed
+        since the identity was taken."""
+        edges = self._edges
+        if edges is not None and not torch.equal(
+            _fingerprint(edges), self._fingerprint
+        ):
+            raise ValueError(EDITED_EDGES)
+
     def _same_memory(self, graph: Any) -> bool:
         edges = self._edges
         return (
@@ -170,6 +217,19 @@ class _GraphIdentity:
             and graph.shape == edges.shape
             and graph.stride() == edges.stride()
         )
+
+
+#: The error for an edge list edited after its information was attached.
+EDITED_EDGES = (
+    "The edges of 'edge_index' were modified in place after "
+    'BalanceAwareSampling (or AttachBeMap) attached the balance scores, '
+    'which describe the old edges. Edit the graph before applying '
+    'BalanceAwareSampling, or apply it again to the edited graph'
+)
+
+
+def _fingerprint(edges: Tensor) -> Tensor:
+    return edges.sum(dim=-1)
 
 
 def _is_edge_list(graph: Any) -> bool:

@@ -2,6 +2,7 @@ import copy
 
 import pytest
 import torch
+from torch_geometric.data import Data
 from torch_geometric.nn import (
     GATConv,
     GCNConv,
@@ -22,7 +23,7 @@ from pyg_bemap import (
     balanced_edge_sample,
     to_bemap,
 )
-from pyg_bemap.nn.bemap_conv import SPARSE_LAYERS
+from pyg_bemap.nn.bemap_conv import same_on_sparse
 from pyg_bemap.nn.fused import FusedGATConv
 from tests.conftest import random_graph
 
@@ -97,8 +98,11 @@ def test_state_dict_has_the_inner_layers_keys():
 
 
 @pytest.mark.parametrize('name', list(CONVS))
-def test_eval_is_the_inner_conv_on_the_full_graph(name):
+@pytest.mark.parametrize('simple', [True, False])
+def test_eval_is_the_inner_conv_on_the_full_graph(name, simple):
     data = prepared()  # a multigraph with self-loops and repeated edges
+    if simple:
+        data = BalanceAwareSampling()(simple_graph(data))
     inner = CONVS[name]().eval()
     plain = data.edge_index.as_tensor()
     expected = inner(data.x, plain)
@@ -106,14 +110,21 @@ def test_eval_is_the_inner_conv_on_the_full_graph(name):
     assert torch.equal(exact(data.x, data.edge_index), expected)
     fast = BeMapConv(copy.deepcopy(inner)).eval()  # layout='auto'
     out = fast(data.x, data.edge_index)
-    if isinstance(inner, SPARSE_LAYERS) and inner.fuse:  # sparse full graph
+    if simple and same_on_sparse(inner):  # the sparse full graph
         torch.testing.assert_close(out, expected, atol=1e-5, rtol=1e-5)
-    else:
+    else:  # self-loops or repeated edges: the inner layer's own call
         assert torch.equal(out, expected)
 
 
+def simple_graph(data):
+    r"""The graph without self-loops and repeated edges."""
+    plain = data.edge_index.as_subclass(torch.Tensor)
+    plain = torch.unique(plain[:, plain[0] != plain[1]], dim=1)
+    return Data(x=data.x, edge_index=plain, s=data.s, num_nodes=data.num_nodes)
+
+
 def test_eval_builds_the_full_sparse_graph_once():
-    data = prepared()
+    data = BalanceAwareSampling()(simple_graph(prepared()))
     first, second = BeMapConv(SpyGCN(8, 8)), BeMapConv(SpyGCN(8, 4))
     for _ in range(2):
         for layer in (first, second):
@@ -406,14 +417,13 @@ def test_a_new_model_never_reuses_the_previous_models_sample():
     assert torch.equal(second.first.conv.seen[0][0], drawn_with_seed_0)
 
 
-class SpyGCN(GCNConv):
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.graphs = []
-
-    def forward(self, x, edge_index, edge_weight=None):
-        self.graphs.append(edge_index)
-        return super().forward(x, edge_index, edge_weight)
+def SpyGCN(*args, **kwargs):
+    r"""A GCNConv that records the graphs it is given (by a forward
+    pre-hook: a subclass would take the edge list, see same_on_sparse)."""
+    conv = GCNConv(*args, **kwargs)
+    conv.graphs = []
+    conv.register_forward_pre_hook(lambda m, a: m.graphs.append(a[1]))
+    return conv
 
 
 @pytest.mark.parametrize('name', [n for n in CONVS if n != 'gat'])
@@ -434,7 +444,7 @@ def test_sparse_layout_computes_the_same_function(name):
 
 
 def test_auto_layout_picks_sparse_for_fused_layers_only():
-    data = prepared()
+    data = BalanceAwareSampling()(simple_graph(prepared()))
     gcn = BeMapConv(SpyGCN(8, 4))
     gcn(data.x, data.edge_index)
     assert (
@@ -459,7 +469,7 @@ def test_auto_layout_picks_sparse_for_fused_layers_only():
 
 
 def test_sparse_adjacency_is_shared_by_the_layers_of_a_pass():
-    data = prepared()
+    data = BalanceAwareSampling()(simple_graph(prepared()))
 
     class Two(torch.nn.Module):
         def __init__(self):
@@ -475,3 +485,37 @@ def test_sparse_adjacency_is_shared_by_the_layers_of_a_pass():
     assert model.a.conv.graphs[0] is model.b.conv.graphs[0]
     model(data.x, data.edge_index)
     assert model.a.conv.graphs[1] is not model.a.conv.graphs[0]
+
+
+def test_repeated_edges_take_the_edge_list_in_training():
+    data = prepared()  # a multigraph: the sparse path is not used
+    gcn = BeMapConv(SpyGCN(8, 4))
+    gcn(data.x, data.edge_index)
+    assert gcn.conv.graphs[-1].layout == torch.strided
+    assert gcn.conv.graphs[-1].size(0) == 2
+
+
+def test_nested_bemap_conv_is_refused():
+    with pytest.raises(ValueError, match='already a BeMapConv'):
+        BeMapConv(BeMapConv(GCNConv(8, 4)))
+
+
+class ScaledMessages(GCNConv):
+    r"""A subclass whose messages the sparse path would skip."""
+
+    def message(self, x_j, edge_weight):
+        return 2 * super().message(x_j, edge_weight)
+
+
+def test_subclasses_and_hooked_layers_take_the_edge_list():
+    assert same_on_sparse(GCNConv(8, 4))
+    assert not same_on_sparse(ScaledMessages(8, 4))
+    assert not same_on_sparse(GCNConv(8, 4, improved=True))
+    hooked = GCNConv(8, 4)
+    hooked.register_message_forward_hook(lambda module, inputs, out: out * 2)
+    assert not same_on_sparse(hooked)
+    data = BalanceAwareSampling()(simple_graph(prepared()))
+    for inner in (ScaledMessages(8, 4), hooked):
+        expected = inner(data.x, data.edge_index.as_tensor())
+        out = BeMapConv(copy.deepcopy(inner)).eval()(data.x, data.edge_index)
+        assert torch.equal(out, expected)

@@ -284,7 +284,7 @@ def test_bemap_samples_come_with_their_transpose(monkeypatch):
         return csr2csc(storage)
 
     monkeypatch.setattr(torch_sparse.SparseStorage, 'csr2csc', sorting_csr2csc)
-    data = BalanceAwareSampling()(random_graph(60, 600, 2, 0))
+    data = BalanceAwareSampling()(random_graph(60, 600, 2, 0, simple=True))
     first = BeMapConv(FusedGCNConv(8, 4))
     second = BeMapConv(FusedGCNConv(4, 4))
     for _ in range(3):

@@ -4,7 +4,6 @@ from typing import Any
 import torch
 from torch import Tensor
 from torch_geometric.nn.conv import (
-    GATConv,
     GCNConv,
     GINConv,
     GraphConv,
@@ -22,8 +21,14 @@ from torch_geometric.utils import (
 )
 
 from pyg_bemap.edge_index import BeMapEdgeIndex, BeMapInfo, get_bemap
+from pyg_bemap.nn.fused import FusedGATConv, FusedGCNConv
 from pyg_bemap.nn.row_norm_conv import RowNormConv
-from pyg_bemap.nn.sample_sharing import CallReplay, PassScope, layer_sample
+from pyg_bemap.nn.sample_sharing import (
+    CallReplay,
+    PassScope,
+    SharedSample,
+    layer_sample,
+)
 from pyg_bemap.sampler_cache import Sample, SamplerCache
 from pyg_bemap.utils.layout import quiet_sparse
 from pyg_bemap.utils.sampling import check_sampling_args
@@ -37,20 +42,49 @@ EDGE_LEVEL_ARGS = ('edge_weight', 'edge_attr', 'edge_type')
 #: The attribute under which a BeMapConv holds its inner layer.
 INNER = 'conv'
 
-#: Layers (and their subclasses) known to take a transposed sparse
-#: adjacency in place of an edge list, which layout='auto' hands them when
-#: they fuse message and aggregation (GATConv only does in a subclass such
-#: as :class:`~pyg_bemap.nn.fused.FusedGATConv`; RowNormConv's fast path
-#: needs a torch_sparse.SparseTensor).
-SPARSE_LAYERS = (
-    GCNConv,
-    SAGEConv,
-    GraphConv,
-    GINConv,
-    TAGConv,
-    SGConv,
-    GATConv,
-) + ((RowNormConv,) if WITH_TORCH_SPARSE else ())
+#: Feature dtypes of the sparse layouts (torch.sparse has no CPU product
+#: for half precision); other dtypes take the edge list.
+SPARSE_DTYPES = (torch.float32, torch.float64)
+
+
+def same_on_sparse(conv: MessagePassing) -> bool:
+    r"""Whether :obj:`conv` computes on a transposed sparse adjacency what it
+    computes on the edge list, for a graph without self-loops or repeated
+    edges and features of a dtype in :obj:`SPARSE_DTYPES` (as
+    ``tests/nn/test_eval_promise.py`` checks, with and without
+    :obj:`torch_sparse`). Exact types only: a subclass may change what the
+    sparse path skips (e.g. :meth:`message`). Not
+    :obj:`GCNConv(improved=True)`, whose :obj:`torch.sparse` path in PyG
+    adds self-loops of weight 1, nor layers with hooks on their message
+    passing, which the sparse path would skip."""
+    kind = type(conv)
+    if kind in (GCNConv, FusedGCNConv):
+        allowed = not conv.improved
+    elif kind is SAGEConv:
+        allowed = conv.aggr in ('mean', 'sum', 'add')
+    elif kind in (RowNormConv, FusedGATConv):
+        allowed = WITH_TORCH_SPARSE and getattr(conv, 'edge_dim', None) is None
+    else:
+        allowed = kind in (SGConv, TAGConv, GraphConv, GINConv)
+    return (
+        allowed
+        and bool(conv.fuse)
+        and not conv.explain
+        and getattr(conv, 'decomposed_layers', 1) == 1
+        and not any(getattr(conv, name, None) for name in _PROPAGATION_HOOKS)
+    )
+
+
+_PROPAGATION_HOOKS = (
+    '_propagate_forward_pre_hooks',
+    '_propagate_forward_hooks',
+    '_message_forward_pre_hooks',
+    '_message_forward_hooks',
+    '_aggregate_forward_pre_hooks',
+    '_aggregate_forward_hooks',
+    '_message_and_aggregate_forward_pre_hooks',
+    '_message_and_aggregate_forward_hooks',
+)
 
 
 class BeMapConv(MessagePassing):
@@ -73,14 +107,22 @@ class BeMapConv(MessagePassing):
     :obj:`BeMapConv(GATConv(...))` is BeMap(gat).
     :obj:`BeMapConv(in_channels, out_channels, **kwargs)` builds
     :obj:`GCNConv(in_channels, out_channels, **kwargs)` inside, so renaming
-    :obj:`GCNConv` in existing code is the whole change. In evaluation mode
-    it is the inner layer on the full graph: with :obj:`layout='edge_index'`
-    exactly the inner layer's call on the edges it receives; with the
-    default :obj:`layout='auto'` and a graph that carries its BeMap
-    information, layers known to take a sparse adjacency receive the full
-    graph as one (built once per graph, every edge as given), which
-    computes the same function up to the order of floating-point sums, as
-    PyG's own sparse path does.
+    :obj:`GCNConv` in existing code is the whole change.
+
+    **In evaluation mode it computes what the inner layer computes on the
+    full graph**, for every layer, :obj:`layout`, graph (self-loops,
+    repeated edges, any order, isolated nodes, edge weights and attributes)
+    and floating dtype, with and without :obj:`torch_sparse`: up to the
+    order of floating-point sums where a layer that computes the same
+    function on a sparse adjacency (plain :obj:`GCNConv` without
+    :obj:`improved=True`, :obj:`SGConv`, :obj:`TAGConv`, :obj:`SAGEConv`
+    with mean or sum, :obj:`GraphConv`, :obj:`GINConv`, and with
+    :obj:`torch_sparse` :class:`~pyg_bemap.RowNormConv` and
+    :class:`~pyg_bemap.nn.fused.FusedGATConv`) receives the full graph as
+    one (built once per graph), and exactly the inner layer's
+    call on the edges otherwise (any other layer or option, graphs with
+    self-loops or repeated edges, half precision, edge-level arguments).
+    In training, outputs and gradients have the input's dtype.
 
     One sample is drawn per pass (a call of the model) and used by all
     :class:`BeMapConv` layers of the pass, also by a layer called twice, in
@@ -112,23 +154,18 @@ class BeMapConv(MessagePassing):
         strategy (str, optional): Weights inside a group: :obj:`'balance'`,
             :obj:`'uniform'` or :obj:`'degree'` (:math:`\deg(j)^{3/4}`).
             (default: :obj:`'balance'`)
-        layout (str, optional): How the sampled graph reaches the inner layer
-            in training: :obj:`'edge_index'` (the kept edges), :obj:`'sparse'`
-            (a sparse adjacency sorted by target, a
-            :class:`torch_sparse.SparseTensor` when installed) or
-            :obj:`'auto'`, sparse for layers that fuse message passing into
-            one sparse-matrix product and are known to take a sparse
-            adjacency (:obj:`SPARSE_LAYERS`: GCN, SAGE, GraphConv, GIN, TAG,
-            SG, with :obj:`torch_sparse` :class:`~pyg_bemap.RowNormConv`,
-            and their subclasses, and
-            :class:`~pyg_bemap.nn.fused.FusedGATConv`, whose parent
-            :class:`~torch_geometric.nn.conv.GATConv` does not fuse) when no
-            edge-level argument is given
-            (the edge list under :func:`torch.compile`). Both compute the
-            same function, up to the order of floating-point sums.
-            (default: :obj:`'auto'`)
+        layout (str, optional): How the graph reaches the inner layer:
+            :obj:`'edge_index'` (always the kept edges in training, the
+            edges as given in evaluation) or :obj:`'auto'` (a transposed
+            sparse adjacency, a :class:`torch_sparse.SparseTensor` when
+            installed, where it computes the same function, see above; the
+            edge list otherwise and under :func:`torch.compile`).
+            :obj:`'sparse'` is the same as :obj:`'auto'`: a sparse
+            adjacency is never used where it would compute another
+            function. (default: :obj:`'auto'`)
         generator (torch.Generator, optional): The random generator of the
-            samples. (default: :obj:`None`, the global one)
+            samples, which alone decides them, whatever happens to the
+            global seed. (default: :obj:`None`, the global one)
         **kwargs (optional): The other arguments of the
             :class:`~torch_geometric.nn.conv.GCNConv` to build.
 
@@ -235,32 +272,41 @@ class BeMapConv(MessagePassing):
         graph = edge_index
         if isinstance(edge_index, BeMapEdgeIndex):
             edge_index = edge_index.as_tensor()
+        sparse = info is not None and self._sparse_layout(
+            x, edge_index, args, kwargs, info
+        )
         if not self.training:
-            if info is None or not self._sparse_layout(
-                edge_index, args, kwargs
-            ):
+            if not sparse or info is None:
                 return self.conv(x, edge_index, *args, **kwargs)
-            adj = info.sampler(graph, edge_index).full_adjacency()
+            cache = info.sampler(graph, edge_index)
+            if cache.has_self_loops or cache.has_repeated_edges:
+                return self.conv(x, edge_index, *args, **kwargs)
             with quiet_sparse():
+                adj = cache.full_adjacency(x.dtype)
                 return self.conv(x, adj, *args, **kwargs)
         if info is None:
             raise RuntimeError(_NO_INFORMATION)
         pairs, rebuild = _as_edge_pairs(edge_index)
-        cache, sample = self._sample(info, graph, pairs)
-        if self._sparse_layout(edge_index, args, kwargs):
+        cache, sample, shared = self._sample(info, graph, pairs)
+        if sparse and not cache.has_repeated_edges:  # samples: no self-loops
             with quiet_sparse():  # our choice of layout: no torch notices
-                return self.conv(x, cache.adjacency(sample), *args, **kwargs)
-        args, kwargs = self._mask_edge_args(args, kwargs, sample.mask)
-        return self.conv(x, rebuild(sample.mask), *args, **kwargs)
+                adj = cache.adjacency(sample, x.dtype)
+                out = self.conv(x, adj, *args, **kwargs)
+        else:
+            args, kwargs = self._mask_edge_args(args, kwargs, sample.mask)
+            out = self.conv(x, rebuild(sample.mask), *args, **kwargs)
+        if shared is not None:
+            shared.expire_on_backward(out)
+        return out
 
     @torch.compiler.disable
     def _sample(
         self, info: BeMapInfo, graph: Any, pairs: Tensor
-    ) -> tuple[SamplerCache, Sample]:
+    ) -> tuple[SamplerCache, Sample, SharedSample | None]:
         # Drawn eagerly, also under torch.compile: compiled random ops use
         # another generator, and the same seed must give the same sample.
         cache = info.sampler(graph, pairs)
-        sample = layer_sample(
+        sample, shared = layer_sample(
             cache,
             self._sampler_key,
             self,
@@ -268,24 +314,34 @@ class BeMapConv(MessagePassing):
             self._replay,
             self.generator,
         )
-        return cache, sample
+        return cache, sample, shared
 
     @property
     def _sampler_key(self) -> tuple[float, int, str]:
         return (self.beta, self.min_keep, self.strategy)
 
     def _sparse_layout(
-        self, edge_index: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+        self,
+        x: Any,
+        edge_index: Any,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        info: BeMapInfo,
     ) -> bool:
         r"""Whether to hand the inner layer a sparse adjacency: an edge list
-        came in, no edge-level argument is given, and the layer fuses message
-        and aggregation into one sparse-matrix product (:obj:`'auto'`), or
-        :obj:`layout='sparse'` asks for it.
-        """
+        of the graph :obj:`info` describes came in, with features of a dtype
+        in :obj:`SPARSE_DTYPES` and no edge-level argument, and the layer
+        computes the same function on a sparse adjacency
+        (:func:`same_on_sparse`). The caller also checks
+        the graph: no self-loops or repeated edges in evaluation, no
+        repeated edges in training."""
         if (
             self.layout == 'edge_index'
             or not isinstance(edge_index, Tensor)
             or is_torch_sparse_tensor(edge_index)
+            or not isinstance(x, Tensor)
+            or x.dtype not in SPARSE_DTYPES
+            or x.size(0) != info.num_nodes
             or torch.compiler.is_compiling()
         ):
             return False
@@ -294,10 +350,7 @@ class BeMapConv(MessagePassing):
         given += [k for k, v in kwargs.items() if v is not None]
         if any(name in EDGE_LEVEL_ARGS for name in given):
             return False
-        return self.layout == 'sparse' or (
-            bool(getattr(self.conv, 'fuse', False))
-            and isinstance(self.conv, SPARSE_LAYERS)
-        )
+        return same_on_sparse(self.conv)
 
     def _mask_edge_args(
         self, args: tuple[Any, ...], kwargs: dict[str, Any], mask: Tensor
@@ -355,6 +408,11 @@ def _inner_layer(
                 f'needs both channel counts (got in_channels={conv} only)'
             )
         return GCNConv(conv, out_channels, **kwargs)
+    if isinstance(conv, BeMapConv):
+        raise ValueError(
+            f'{conv} is already a BeMapConv; wrap the inner layer once '
+            f"('BeMapConv({conv.conv})')"
+        )
     if not isinstance(conv, MessagePassing):
         raise ValueError(
             f'BeMapConv wraps a message-passing layer (a subclass of '

@@ -12,12 +12,14 @@ in this order:
    CPU generator, whose state activation checkpointing
    (:func:`torch.utils.checkpoint.checkpoint`, reentrant or not, with the
    default :obj:`preserve_rng_state=True`) saves before a checkpointed
-   region and restores to recompute it. A recomputation therefore draws the
-   ticket of the call it recomputes, and the layer, which remembers the seed
-   of the sample behind each of its recent tickets, draws that very sample
-   again. A call inside a backward pass with an unknown ticket (the random
-   state was not restored) raises a :class:`RuntimeError`: it never uses
-   another sample silently.
+   region and restores to recompute it. A recomputation, which runs inside
+   the backward pass, therefore draws the ticket of the call it recomputes,
+   and the layer, which remembers the seed of the sample behind each of its
+   recent tickets, draws that very sample again. A call inside a backward
+   pass with an unknown ticket (the random state was not restored) raises a
+   :class:`RuntimeError`: it never uses another sample silently. Outside a
+   backward pass tickets are never looked up, so a reset of the global
+   seed never makes a layer with its own generator repeat a sample.
 2. **Scoped model.** Inside a call of a model that
    :func:`~pyg_bemap.to_bemap` (or :class:`~pyg_bemap.BeMapGCN`) gave a
    ``PassScope``, the sample of that call (per graph and sampler
@@ -27,11 +29,19 @@ in this order:
 3. **Unscoped layers** (called on their own, or in a model that was not
    passed to :func:`~pyg_bemap.to_bemap`): per thread, graph and setting,
    the current sample is shared until a layer that already used it asks
-   again. For a model that calls each layer once per pass this is one
-   sample per pass; a layer called twice in one pass starts a new sample
-   at its second call, and two unscoped models that take turns on the same
-   graph object in one thread draw their samples in turn from one sequence.
+   again, or a backward pass has gone through the output of a layer that
+   used it or recomputed a layer (the pass is over). For a model that
+   calls each layer once per pass and trains with
+   :meth:`~torch.Tensor.backward` this is one sample per pass, drawn at the
+   first layer's call, so the same seed gives the same samples whatever
+   ran before. A layer called twice in one pass starts a new sample at its
+   second call, and two unscoped models that take turns on the same graph
+   object in one thread without a backward pass in between draw their
+   samples in turn from one sequence.
    :func:`~pyg_bemap.to_bemap` makes either case exact.
+
+Each sample is drawn from a seed: the layer's generator's, if it has one,
+else the ticket.
 """
 
 import threading
@@ -119,6 +129,31 @@ class CallReplay:
         return CallReplay()
 
 
+class SharedSample:
+    r"""The current sample of unscoped layers (rule 3): the layers that used
+    it and whether a backward pass has gone through one of their
+    outputs."""
+
+    def __init__(self, sample: Sample) -> None:
+        self.sample = sample
+        # Weak references, not ids: a new layer may reuse the id of a dead
+        # one and must not count as having used the sample.
+        self.users: weakref.WeakSet = weakref.WeakSet()
+        self.expired = False
+
+    def expire_on_backward(self, output: Any) -> None:
+        r"""Ends the sample's pass when a backward pass reaches
+        :obj:`output` (the first tensor in it that needs a gradient)."""
+        tensors = output if isinstance(output, (tuple, list)) else (output,)
+        for tensor in tensors:
+            if isinstance(tensor, torch.Tensor) and tensor.requires_grad:
+                tensor.register_hook(self._expire)
+                return
+
+    def _expire(self, grad: torch.Tensor) -> None:
+        self.expired = True
+
+
 def layer_sample(
     cache: SamplerCache,
     key: SamplerKey,
@@ -126,9 +161,11 @@ def layer_sample(
     scope: PassScope | None,
     replay: CallReplay,
     generator: torch.Generator | None,
-) -> Sample:
+) -> tuple[Sample, SharedSample | None]:
     r"""The sample a training call of :obj:`layer` uses, by the rules of
-    this module.
+    this module, and, for an unscoped layer, the shared sample whose pass
+    the layer's output ends on backward
+    (:meth:`SharedSample.expire_on_backward`).
 
     Args:
         cache (SamplerCache): The graph's sampler cache.
@@ -141,45 +178,56 @@ def layer_sample(
             ticket doubles as the seed without one.
     """
     ticket = draw_seed()
-    seed = replay.seed_of(ticket)
-    if seed is not None:  # recomputing an earlier call
-        return cache.draw(key, seed)
-    if _inside_backward():
-        raise RuntimeError(
-            'A BeMapConv was called in training mode inside a backward '
-            'pass with a random state that none of its recent calls had, '
-            'so it cannot know the sample of the pass it recomputes. '
-            'Activation checkpointing must restore the random state: keep '
-            "'preserve_rng_state=True' (the default) in "
-            "'torch.utils.checkpoint.checkpoint'"
-        )
+    if _inside_backward():  # recomputing an earlier call
+        seed = replay.seed_of(ticket)
+        if seed is None:
+            raise RuntimeError(
+                'A BeMapConv was called in training mode inside a backward '
+                'pass with a random state that none of its recent calls '
+                'had, so it cannot know the sample of the pass it '
+                'recomputes. Activation checkpointing must restore the '
+                "random state: keep 'preserve_rng_state=True' (the "
+                "default) in 'torch.utils.checkpoint.checkpoint'"
+            )
+        _expire_unscoped(cache, key)  # a backward pass: the pass is over
+        return cache.draw(key, seed), None
 
     def draw() -> Sample:
         seed = ticket if generator is None else draw_seed(generator)
         return cache.draw(key, seed)
 
+    shared = None
     samples = scope.samples() if scope is not None else None
     if samples is not None:
         sample = samples.get((cache, key))
         if sample is None:
             sample = samples[(cache, key)] = draw()
     else:
-        sample = _unscoped_sample(cache, key, layer, draw)
+        shared = _unscoped_sample(cache, key, layer, draw)
+        sample = shared.sample
     replay.remember(ticket, sample.seed)
-    return sample
+    return sample, shared
 
 
 def _unscoped_sample(
     cache: SamplerCache, key: SamplerKey, layer: Any, draw: Any
-) -> Sample:
-    # The users are weak references, not ids: a new layer may reuse the id
-    # of a dead one and must not count as having used the sample.
-    current = cache.unscoped_samples.__dict__.setdefault('current', {})
-    entry = current.get(key)
-    if entry is None or layer in entry[1]:
-        entry = current[key] = (draw(), weakref.WeakSet())
-    entry[1].add(layer)
-    return entry[0]
+) -> SharedSample:
+    current = _unscoped(cache)
+    shared = current.get(key)
+    if shared is None or shared.expired or layer in shared.users:
+        shared = current[key] = SharedSample(draw())
+    shared.users.add(layer)
+    return shared
+
+
+def _unscoped(cache: SamplerCache) -> dict[SamplerKey, SharedSample]:
+    return cache.unscoped_samples.__dict__.setdefault('current', {})
+
+
+def _expire_unscoped(cache: SamplerCache, key: SamplerKey) -> None:
+    shared = _unscoped(cache).get(key)
+    if shared is not None:
+        shared.expired = True
 
 
 def _inside_backward() -> bool:

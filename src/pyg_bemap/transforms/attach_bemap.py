@@ -56,6 +56,7 @@ class AttachBeMap(BaseTransform):
             sens,
             balance,
             num_groups,
+            self.sens_attr,
         )
         return data
 

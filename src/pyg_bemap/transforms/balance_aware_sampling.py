@@ -1,3 +1,4 @@
+from torch import Tensor
 from torch_geometric.data import Data, HeteroData
 from torch_geometric.transforms import BaseTransform
 
@@ -105,8 +106,9 @@ class BalanceAwareSampling(BaseTransform):
                 "BalanceAwareSampling needs 'data.edge_index'; apply it "
                 "before transforms such as 'ToSparseTensor'"
             )
+        attribute: Tensor = getattr(data, self.sens_attr, None)  # type: ignore[assignment]
         sens, num_groups = sensitive_groups(
-            getattr(data, self.sens_attr, None),
+            attribute,
             data.num_nodes,
             self.num_groups,
             self.sens_attr,
@@ -132,8 +134,8 @@ class BalanceAwareSampling(BaseTransform):
         data.bemap_count = count
         data.bemap_balance = balance
         data.edge_index = attach_bemap(
-            data.edge_index, sens, balance, num_groups
-        )
+            data.edge_index, attribute, balance, num_groups, self.sens_attr
+        )  # the attribute itself: the carrier watches it for edits
         return data
 
     def __repr__(self) -> str:

@@ -52,17 +52,23 @@ def _without_beta_notice() -> Iterator[None]:
 
 
 def transposed_adjacency(
-    edge_index: Tensor, num_nodes: int, is_sorted: bool = False
+    edge_index: Tensor,
+    num_nodes: int,
+    is_sorted: bool = False,
+    dtype: torch.dtype | None = None,
 ) -> Any:
     r"""The edges as the transposed adjacency PyG's layers take (targets as
-    rows): a :class:`torch_sparse.SparseTensor` when installed, else a
-    :obj:`torch.sparse` CSR tensor.
+    rows): a :class:`torch_sparse.SparseTensor` without values when
+    installed, else a :obj:`torch.sparse` CSR tensor of ones.
 
     Args:
         edge_index (torch.Tensor): The edges, shape :obj:`[2, E]`.
         num_nodes (int): The number of nodes.
         is_sorted (bool, optional): The edges are already sorted by target,
             then source, so no sort is needed. (default: :obj:`False`)
+        dtype (torch.dtype, optional): The dtype of the ones of a
+            :obj:`torch.sparse` tensor, which must be the features' dtype.
+            (default: :obj:`None`, the default dtype)
     """
     size = (num_nodes, num_nodes)
     if WITH_TORCH_SPARSE:
@@ -78,7 +84,7 @@ def transposed_adjacency(
         order = torch.sort(target * num_nodes + source, stable=True)[1]
         target, source = target[order], source[order]
     crow = _pointers(target, num_nodes)
-    value = torch.ones(source.numel(), device=source.device)
+    value = torch.ones(source.numel(), dtype=dtype, device=source.device)
     return csr_tensor(crow, source, value, size)
 
 
@@ -117,9 +123,11 @@ class MaskedAdjacency:
         self.by_target = by_target.to(self.index_dtype)
         self.by_source = by_source.to(self.index_dtype)
 
-    def __call__(self, mask: Tensor) -> Any:
+    def __call__(self, mask: Tensor, dtype: torch.dtype | None = None) -> Any:
         r"""The transposed adjacency of the edges where :obj:`mask` is
-        :obj:`True` (self-loops left out), sorted by target, then source."""
+        :obj:`True` (self-loops left out), sorted by target, then source;
+        a :obj:`torch.sparse` tensor holds ones of :obj:`dtype` (default:
+        the default dtype)."""
         size = (self.num_nodes, self.num_nodes)
         kept = mask.index_select(0, self.by_target)
         # before[p]: kept edges before slot p of the target order
@@ -127,7 +135,7 @@ class MaskedAdjacency:
         rowptr = before[self.target_ptr]
         col = _compact(self.target_source, kept, before).long()
         if not WITH_TORCH_SPARSE:
-            value = torch.ones(col.numel(), device=col.device)
+            value = torch.ones(col.numel(), dtype=dtype, device=col.device)
             return csr_tensor(rowptr, col, value, size)
         kept_by_source = mask.index_select(0, self.by_source)
         before_by_source = _exclusive_cumsum(kept_by_source)
