@@ -52,9 +52,11 @@ MODELS = {
 }
 
 
-@pytest.fixture(scope='module')
-def data():
-    return BalanceAwareSampling()(random_graph(60, 600, 2, 0))
+@pytest.fixture(scope='module', params=['multigraph', 'simple'])
+def data(request):
+    # the multigraph takes the edge list, the simple graph the sparse path
+    graph = random_graph(60, 600, 2, 0, simple=request.param == 'simple')
+    return BalanceAwareSampling()(graph)
 
 
 def bemap_layers(model):
