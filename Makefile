@@ -11,11 +11,11 @@ PIP := $(PY) -m pip
 .PHONY: demo test bench clean
 
 # The core: a virtual environment, CPU torch, the package and its examples.
-$(VENV)/.core: pyproject.toml
+$(VENV)/.core: pyproject.toml lab/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip setuptools wheel
 	$(PIP) install --quiet "$(TORCH_SPEC)"
-	$(PIP) install --quiet -e ".[examples]"
+	$(PIP) install --quiet -e ".[examples]" -e lab
 	touch $@
 
 # The test set-up adds the optional accelerators, built against the torch
@@ -24,16 +24,17 @@ $(VENV)/.core: pyproject.toml
 $(VENV)/.test: $(VENV)/.core
 	$(PIP) install --quiet --no-build-isolation \
 		"torch-scatter>=2.1.2" "torch-sparse>=0.6.18"
-	$(PIP) install --quiet -e ".[test,sparse,examples,docs]"
+	$(PIP) install --quiet -e ".[test,sparse,examples,docs]" -e lab
 	touch $@
 
 # The second test environment: the package as a plain 'pip install' gives
 # it (no accelerators), with the test tools.
-$(PLAIN_VENV)/.test: pyproject.toml
+$(PLAIN_VENV)/.test: pyproject.toml lab/pyproject.toml
 	$(PYTHON) -m venv $(PLAIN_VENV)
 	$(PLAIN_VENV)/bin/python -m pip install --quiet --upgrade pip setuptools wheel
 	$(PLAIN_VENV)/bin/python -m pip install --quiet "$(TORCH_SPEC)"
-	$(PLAIN_VENV)/bin/python -m pip install --quiet -e ".[test,examples,docs]"
+	$(PLAIN_VENV)/bin/python -m pip install --quiet \
+		-e ".[test,examples,docs]" -e lab
 	touch $@
 
 demo: $(VENV)/.core  ## the main job on the built-in data: GCN vs. BeMap(sym)

@@ -19,13 +19,13 @@ from torch_geometric.utils import (
 
 from pyg_bemap import BalanceAwareSampling, balanced_edge_sample
 from pyg_bemap.datasets import load_nba
-from pyg_bemap.experiments import Hyper, select, train_and_record
 from pyg_bemap.metrics import (
     distance_bias,
     layerwise_distance_bias,
     propagate,
     sensitive_attribute_probe,
 )
+from pyg_bemap_lab import Hyper, select, train_and_record
 
 
 def first_layer(model, data):

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 
 PY = sys.executable
-SOURCES = ['src', 'tests', 'benchmarks', 'examples', 'scripts', 'docs']
+SOURCES = ['src', 'tests', 'lab', 'benchmarks', 'examples', 'scripts', 'docs']
 MIN_COVERAGE = 90
 
 
@@ -82,6 +82,7 @@ def main() -> int:
             '-m',
             'pytest',
             '--cov=pyg_bemap',
+            '--cov=pyg_bemap_lab',
             '--cov-report=term',
             f'--cov-fail-under={MIN_COVERAGE}',
             *pytest_args,

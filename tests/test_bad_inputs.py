@@ -31,7 +31,6 @@ from pyg_bemap import (
     hop_group_counts,
     to_bemap,
 )
-from pyg_bemap.cli import main
 from pyg_bemap.utils import counts
 from tests.conftest import random_graph
 
@@ -422,27 +421,6 @@ def test_num_hops_stops_once_no_new_node_is_reached(monkeypatch):
     far = hop_group_counts(data.edge_index, data.s, num_hops=2000)
     assert len(calls) < 30  # 30 nodes: at most 29 hops add anything
     assert torch.equal(far, hop_group_counts(data.edge_index, data.s, 2, 29))
-
-
-def test_cli_download_failure_is_one_line(tmp_path, capsys, monkeypatch):
-    def offline(url, folder, log=True):
-        raise OSError('Name or service not known')
-
-    monkeypatch.setattr('pyg_bemap.datasets.fair_graph.download_url', offline)
-    code = main(['train', '--dataset', 'credit', '--root', str(tmp_path)])
-    err = capsys.readouterr().err
-    assert code == 1
-    assert err.count('\n') == 1 and 'Traceback' not in err
-    assert 'Name or service not known' in err and 'by hand' in err
-
-
-def test_cli_datasets_says_where_files_go(tmp_path, capsys):
-    (tmp_path / 'credit').mkdir()
-    (tmp_path / 'credit' / 'credit.csv.xz').write_bytes(b'')
-    assert main(['datasets', '--root', str(tmp_path)]) == 0
-    out = capsys.readouterr().out
-    assert 'nba         bundled with the package' in out
-    assert f'move credit.csv to {tmp_path / "credit" / "raw"}' in out
 
 
 def test_no_sparse_warnings_without_torch_sparse():

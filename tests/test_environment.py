@@ -1,4 +1,6 @@
 import os
+import subprocess
+import sys
 
 import pytest
 import torch_geometric.typing as pyg_typing
@@ -31,3 +33,29 @@ def test_the_plain_install_has_no_accelerators():
     # the suite's second run must be the plain 'pip install' users get
     assert not pyg_typing.WITH_TORCH_SPARSE
     assert not pyg_typing.WITH_TORCH_SCATTER
+
+
+def test_the_library_needs_neither_the_lab_nor_its_stack():
+    # a fresh process in which scipy, matplotlib and the lab cannot be
+    # imported: the library imports, prepares a graph and trains a step
+    script = (
+        'import sys\n'
+        'for name in ("scipy", "matplotlib", "pyg_bemap_lab"):\n'
+        '    sys.modules[name] = None\n'
+        'import torch\n'
+        'from torch_geometric.nn import GCN\n'
+        'from pyg_bemap import BalanceAwareSampling, fairness_report, '
+        'to_bemap\n'
+        'from pyg_bemap.datasets import load_nba\n'
+        'data = BalanceAwareSampling()(load_nba())\n'
+        'model = to_bemap(GCN(data.num_features, 8, 2, 2))\n'
+        'model(data.x, data.edge_index).sum().backward()\n'
+        'report = fairness_report(model.eval()(data.x, data.edge_index), '
+        'data.y, data.s)\n'
+        'print("ok")\n'
+    )
+    result = subprocess.run(
+        [sys.executable, '-c', script], capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == 'ok'

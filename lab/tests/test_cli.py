@@ -1,0 +1,134 @@
+import sys
+
+import pytest
+from tqdm import tqdm
+
+from pyg_bemap import __version__
+from pyg_bemap_lab import cli
+from pyg_bemap_lab.cli import METHOD_ALIASES, default_results, main, progress
+
+
+def test_train_prints_both_reports_stacked_within_80_columns(capsys, tmp_path):
+    assert main(['train', '--epochs', '3', '--root', str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert 'nba: 403 nodes' in out
+    headers = [line for line in out.splitlines() if 'selected epoch' in line]
+    assert [h.split(':')[0] for h in headers] == ['GCN', 'BeMap(sym)']
+    assert '(best validation accuracy) of 3' in headers[0]
+    assert out.count('delta_sp') == 2
+    assert max(len(line) for line in out.splitlines()) <= 80
+
+
+def test_train_synthetic_with_a_method_alias(capsys, tmp_path):
+    argv = ['train', '--dataset', 'synthetic', '--epochs', '2']
+    assert main(argv + ['--method', 'gat', '--root', str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert 'GAT: selected epoch' in out and 'BeMap(gat): selected' in out
+
+
+def test_compare_prints_paired_differences_and_a_verdict(capsys, tmp_path):
+    argv = ['compare', '--seeds', '2', '--epochs', '2', '--jobs', '1']
+    assert main(argv + ['--method', 'row', '--root', str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith('BeMap(row) against GCN on nba: 2 paired seeds')
+    assert '  delta_eo  ' in out
+    assert 'Verdict: no verdict: 2 paired seeds, a mark needs at least 6' in (
+        ' '.join(out.split())
+    )
+    assert max(len(line) for line in out.splitlines()) <= 80
+
+
+def test_progress_is_a_plain_line_every_10_seconds_when_piped(
+    capsys, monkeypatch
+):
+    clock = iter([0.0, 5.0, 11.0, 11.0, 12.0])
+    monkeypatch.setattr(cli.time, 'monotonic', lambda: next(clock))
+    bar = progress(3, 'runs')  # stderr is captured: not a terminal
+    for _ in range(3):
+        bar.update()
+    bar.close()
+    assert capsys.readouterr().err == 'runs: 2 of 3 done\n'
+
+
+def test_progress_is_a_bar_on_a_terminal(monkeypatch):
+    monkeypatch.setattr(sys.stderr, 'isatty', lambda: True)
+    bar = progress(3, 'runs')
+    assert isinstance(bar, tqdm)
+    bar.close()
+
+
+def test_version_and_method_aliases(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(['--version'])
+    assert info.value.code == 0
+    assert capsys.readouterr().out == f'pyg-bemap {__version__}\n'
+    assert METHOD_ALIASES['sym'] == 'BeMap(sym)'
+
+
+def test_results_go_outside_the_working_folder(monkeypatch, tmp_path):
+    monkeypatch.setenv('PYG_BEMAP_RESULTS', str(tmp_path))
+    assert default_results() == str(tmp_path)
+    monkeypatch.delenv('PYG_BEMAP_RESULTS')
+    assert default_results().endswith('pyg-bemap-results')
+    assert not default_results().startswith('examples')
+
+
+def test_datasets_lists_every_dataset(capsys, tmp_path):
+    assert main(['datasets', '--root', str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    for name in (
+        'nba',
+        'recidivism',
+        'credit',
+        'german',
+        'pokec_z',
+        'pokec_n',
+    ):
+        assert name in out
+    assert 'missing' in out and 'nba         bundled with the package' in out
+    assert 'german      bundled with the package' in out
+
+
+@pytest.mark.parametrize(
+    'argv',
+    [
+        ['train', '--epochs', '0'],
+        ['train', '--beta', '2'],
+        ['train', '--min-keep', '-1'],
+        ['train', '--dataset', 'cora'],
+        ['train', '--method', 'GCN'],
+        ['compare', '--method', 'FairDrop'],
+        ['compare', '--seeds', '1'],
+        ['compare', '--dataset', 'synthetic'],
+        ['reproduce', '--jobs', '0'],
+        ['reproduce', '--protocol', 'paper'],
+        ['reproduce', '--protocol', 'quick', '--quick'],
+        ['fly'],
+        [],
+    ],
+)
+def test_bad_arguments_exit_with_an_error(argv, capsys):
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    assert info.value.code == 2
+    assert 'error' in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    'command', ['compare', 'train', 'reproduce', 'datasets']
+)
+def test_help(command, capsys, monkeypatch):
+    monkeypatch.setenv('COLUMNS', '80')
+    with pytest.raises(SystemExit) as info:
+        main([command, '--help'])
+    assert info.value.code == 0
+    out = capsys.readouterr().out
+    assert 'usage' in out and 'exit codes' in out
+    assert max(len(line) for line in out.splitlines()) <= 80
+
+
+def test_a_report_needs_stored_runs(capsys, tmp_path):
+    argv = ['reproduce', '--report-only', '--out', str(tmp_path)]
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert err.count('\n') == 1 and 'holds no runs' in err

@@ -1,0 +1,72 @@
+"""The paired differences quoted in the README and on the results page are
+those of the stored report (lab/results/evaluation/default.md)."""
+
+import os.path as osp
+import re
+
+LAB = osp.dirname(osp.dirname(osp.abspath(__file__)))
+ROOT = osp.dirname(LAB)
+REPORT = osp.join(LAB, 'results', 'evaluation', 'default.md')
+NAMES = {
+    'nba': 'NBA',
+    'german': 'German',
+    'recidivism': 'Recidivism',
+    'credit': 'Credit',
+}
+
+
+def read(*path: str) -> str:
+    with open(osp.join(ROOT, *path), encoding='utf-8') as handle:
+        return handle.read()
+
+
+def tables(text: str) -> list[list[list[str]]]:
+    r"""Every Markdown table of :obj:`text`: its rows, header first."""
+    found = re.findall(r'((?:^\|.*\|\n)+)', text, re.M)
+    return [
+        [
+            [c.strip() for c in row.strip('|').split('|')]
+            for row in t.splitlines()
+            if not set(row) <= set('|-')
+        ]
+        for t in found
+    ]
+
+
+def stored() -> dict[tuple[str, str], dict[str, str]]:
+    r"""The report's paired differences at the lowest validation loss."""
+    section = read(REPORT).split(
+        '### Paired differences (points), epoch by lowest validation loss'
+    )[1]
+    header, *rows = tables(section)[0]
+    return {
+        (NAMES[row[0]], row[1]): dict(zip(header[3:], row[3:])) for row in rows
+    }
+
+
+def test_the_results_page_quotes_the_stored_report():
+    report = stored()
+    quoted = [
+        t
+        for t in tables(read('docs', 'results.md'))
+        if t[0][:2] == ['dataset', 'compared - reference']
+    ]
+    assert [t[0][2:] for t in quoted] == [
+        ['delta_sp', 'delta_eo'],
+        ['acc', 'AUC'],
+    ]
+    for header, *rows in quoted:
+        assert len(rows) == 24
+        for dataset, pair, *values in rows:
+            assert values == [report[dataset, pair][h] for h in header[2:]]
+
+
+def test_the_readme_quotes_the_stored_report():
+    report = stored()
+    header, *rows = next(
+        t for t in tables(read('README.md')) if t[0][0] == 'dataset'
+    )
+    assert len(rows) == 4
+    for dataset, *values in rows:
+        stored_row = report[dataset, 'BeMap(sym) - GCN']
+        assert values == [stored_row[h] for h in header[1:]]

@@ -1,0 +1,45 @@
+import math
+
+from pyg_bemap_lab.selection import (
+    fairness_aware,
+    lowest_validation_loss,
+    select_on_test_split,
+)
+
+NAN = math.nan
+
+
+def test_lowest_validation_loss():
+    assert lowest_validation_loss([0.9, 0.5, 0.7, 0.5]) == 1  # earliest tie
+    assert lowest_validation_loss([NAN, 0.8]) == 1
+    assert lowest_validation_loss([]) is None
+
+
+def test_fairness_aware_rule():
+    acc = [0.60, 0.80, 0.78, 0.77, 0.70]
+    auc = [0.60, 0.89, 0.88, 0.80, 0.90]
+    sp = [0.00, 0.10, 0.05, 0.01, 0.02]
+    eo = [0.00, 0.10, 0.05, 0.01, 0.02]
+    # epoch 0: accuracy below 95 % of 0.80; epoch 3: AUC below 95 % of
+    # 0.90 (0.855); epoch 4: accuracy 0.70 < 0.76. Left: 1 and 2.
+    assert fairness_aware(acc, auc, sp, eo) == 2
+    assert fairness_aware(acc, auc, sp, eo, tolerance=0.85) == 3
+    # an undefined gap is never chosen
+    assert fairness_aware([0.8, 0.8], [0.8, 0.8], [0.1, NAN], [0.1, 0.0]) == 0
+    assert fairness_aware([0.8], [0.8], [NAN], [0.1]) is None
+
+
+def test_selection_on_the_test_split_is_the_reference_rule():
+    acc = [0.70, 0.90, 0.85, 0.85]
+    sp = [0.01, 0.20, 0.03, 0.01]
+    eo = [0.01, 0.01, 0.03, 0.02]
+    assert select_on_test_split(acc, sp, eo, budget=0.05) == 2  # earliest tie
+    assert select_on_test_split(acc, sp, eo, budget=0.005) is None
+
+
+def test_the_reference_budget_is_strict_and_an_undefined_gap_fails_it():
+    acc = [0.90, 0.80, 0.70]
+    sp = [0.07, NAN, 0.06]
+    eo = [0.00, 0.00, 0.069]
+    # epoch 0 sits on the budget, epoch 1 has no delta_sp: only 2 is under
+    assert select_on_test_split(acc, sp, eo, budget=0.07) == 2

@@ -1,0 +1,53 @@
+import pytest
+
+from pyg_bemap_lab.store import RunStore, run_key
+
+
+def run(seed, **extra):
+    return dict(
+        protocol='quick',
+        dataset='nba',
+        method='GCN',
+        config={'lr': 0.01, 'hidden': 16},
+        seed=seed,
+        **extra,
+    )
+
+
+def test_runs_survive_a_new_store_and_keys_ignore_other_fields(tmp_path):
+    path = str(tmp_path / 'runs' / 'nba.jsonl')
+    store = RunStore(path)
+    store.add(run(0, curve={'loss': [0.7, 0.6]}))
+    store.add(run(1, curve={'loss': [0.8]}))
+    again = RunStore(path)
+    assert len(again) == 2
+    assert run_key(run(0)) in again and run_key(run(2)) not in again
+    assert again.get(run_key(run(1)))['curve'] == {'loss': [0.8]}
+    # the config's key order does not change a run's identity
+    other = run(0)
+    other['config'] = {'hidden': 16, 'lr': 0.01}
+    assert run_key(other) == run_key(run(0))
+
+
+def test_a_line_cut_off_by_an_interruption_is_done_again(tmp_path):
+    path = tmp_path / 'nba.jsonl'
+    store = RunStore(str(path))
+    store.add(run(0))
+    with open(path, 'a') as handle:
+        handle.write('{"protocol": "quick", "datas')  # killed mid-write
+    resumed = RunStore(str(path))
+    assert len(resumed) == 1
+    resumed.add(run(1))
+    assert len(RunStore(str(path))) == 2
+
+
+def test_a_record_needs_its_identity():
+    with pytest.raises(ValueError, match='seed'):
+        run_key(
+            {
+                'protocol': 'quick',
+                'dataset': 'nba',
+                'method': 'GCN',
+                'config': {},
+            }
+        )
