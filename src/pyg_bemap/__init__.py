@@ -9,12 +9,12 @@ from pyg_bemap.edge_index import (
     attach_bemap,
     get_bemap,
 )
+from pyg_bemap.functional import balanced_edge_sample
 from pyg_bemap.metrics import FairnessReport, fairness_report
 from pyg_bemap.nn import BeMapConv, BeMapGCN, RowNormConv, to_bemap
 from pyg_bemap.transforms import AttachBeMap, BalanceAwareSampling
 from pyg_bemap.utils import (
     balance_score,
-    balanced_edge_sample,
     exact_counting_memory,
     fair_quotas,
     hop_group_counts,

@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 from scipy.stats import chisquare
 
 import pyg_bemap.utils.sampling as sampling_module
+from pyg_bemap.functional import balanced_edge_sample
 from pyg_bemap.utils.sampling import (
     _segmented_argsort,
-    balanced_edge_sample,
     fair_quotas,
     group_edges,
     neighbour_weights,
@@ -375,30 +375,3 @@ def test_empty_graphs():
         torch.ones(2),
     )
     assert mask.numel() == 0
-
-
-def test_functional_api_reuses_the_carried_plan(monkeypatch):
-    from pyg_bemap import BalanceAwareSampling
-    from pyg_bemap.utils import sampling
-
-    data = BalanceAwareSampling()(random_graph(60, 600, 2, 0))
-    plain = data.edge_index.as_tensor()
-    calls = []
-    group_edges = sampling.group_edges
-    monkeypatch.setattr(
-        sampling,
-        'group_edges',
-        lambda *args: calls.append(1) or group_edges(*args),
-    )
-    masks = []
-    for edges in (data.edge_index, data.edge_index, plain):
-        torch.manual_seed(3)
-        masks.append(
-            balanced_edge_sample(edges, data.s, data.bemap_balance)[1]
-        )
-    assert len(calls) == 1  # the plain tensor only: stateless
-    assert torch.equal(masks[0], masks[1]) and torch.equal(masks[0], masks[2])
-    # other scores than the carried ones: planned from scratch
-    other = data.bemap_balance.flip(0)
-    balanced_edge_sample(data.edge_index, data.s, other)
-    assert len(calls) == 2

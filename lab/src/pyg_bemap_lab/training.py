@@ -15,11 +15,12 @@ from torch_geometric.nn import SAGEConv
 from torch_geometric.typing import WITH_TORCH_SPARSE
 
 from pyg_bemap.edge_index import BeMapEdgeIndex, BeMapInfo, get_bemap
+from pyg_bemap.functional import balanced_edge_sample
 from pyg_bemap.metrics import FairnessReport, fairness_report
 from pyg_bemap.nn import BeMapConv, RowNormConv, to_bemap
 from pyg_bemap.nn.fused import FusedGATConv, FusedGCNConv
 from pyg_bemap.utils.layout import transposed_adjacency
-from pyg_bemap.utils.sampling import STRATEGIES, balanced_edge_sample
+from pyg_bemap.utils.sampling import STRATEGIES
 from pyg_bemap_lab.baselines import fairdrop_edge
 from pyg_bemap_lab.renumbering import renumber_like_reference
 from pyg_bemap_lab.selection import (

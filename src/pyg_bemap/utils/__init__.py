@@ -4,11 +4,10 @@ from pyg_bemap.utils.counts import (
     hop_group_counts,
 )
 from pyg_bemap.utils.groups import sensitive_groups
-from pyg_bemap.utils.sampling import balanced_edge_sample, fair_quotas
+from pyg_bemap.utils.sampling import fair_quotas
 
 __all__ = [
     'balance_score',
-    'balanced_edge_sample',
     'exact_counting_memory',
     'fair_quotas',
     'hop_group_counts',

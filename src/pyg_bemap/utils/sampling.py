@@ -18,7 +18,7 @@ The work splits in three stages, so that a resample only does the random part:
    seed alone.
 """
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 import torch
 from torch import Tensor
@@ -28,14 +28,7 @@ from pyg_bemap.utils.checks import (
     check_integer,
     check_share,
 )
-from pyg_bemap.utils.groups import (
-    check_edge_index,
-    check_same_device,
-    sensitive_groups,
-)
-
-if TYPE_CHECKING:  # the cache module imports this one
-    from pyg_bemap.sampler_cache import SamplerCache
+from pyg_bemap.utils.groups import sensitive_groups
 
 STRATEGIES = ('balance', 'uniform', 'degree')
 DEGREE_EXPONENT = 0.75
@@ -349,106 +342,3 @@ def check_balance(balance: Tensor, sens: Tensor) -> Tensor:
     if num_nodes > 0 and not bool(((balance > 0) & balance.isfinite()).all()):
         raise ValueError("'balance' must hold positive, finite scores")
     return balance
-
-
-def balanced_edge_sample(
-    edge_index: Tensor,
-    sens: Tensor,
-    balance: Tensor,
-    *,
-    num_nodes: int | None = None,
-    num_groups: int | None = None,
-    beta: float = 0.25,
-    min_keep: int = 4,
-    strategy: str = 'balance',
-    training: bool = True,
-    generator: torch.Generator | None = None,
-) -> tuple[Tensor, Tensor]:
-    r"""Samples a fair neighbourhood for every node, as in the `"BeMap:
-    Balanced Message Passing for Fair Graph Neural Network"
-    <https://arxiv.org/abs/2306.04107>`_ paper, shaped like
-    :func:`torch_geometric.utils.dropout_edge`.
-
-    Every node :math:`i` keeps, of the edges :math:`(j, i)` that point to it,
-    the same number of members of every group present in
-    :math:`\mathcal{N}(i) \cup \{i\}` (see :func:`fair_quotas`). Inside a
-    group, neighbours are drawn without replacement with probability
-    proportional to their weight :math:`w_j`: the balance score
-    :math:`b_j = 1 / (D_j + \delta)` (:obj:`strategy='balance'`), :math:`1`
-    (:obj:`'uniform'`) or :math:`\deg(j)^{3/4}` (:obj:`'degree'`).
-    Self-loops are never sampled.
-
-    On a plain tensor the call is stateless: it groups the edges and plans
-    the quotas every time, a sort of all :math:`E` edges that costs about
-    eight resamples (390 ms against 48 ms per call on a graph of 1.36M
-    edges, one thread). Given the
-    :class:`~pyg_bemap.BeMapEdgeIndex` that
-    :class:`~pyg_bemap.BalanceAwareSampling` returns, with the groups and
-    scores it carries, it reuses the carried grouping and plan, so a call
-    costs one resample.
-
-    Args:
-        edge_index (torch.Tensor): The edges, shape :obj:`[2, E]`.
-        sens (torch.Tensor): The sensitive group of every node, :obj:`[N]`.
-        balance (torch.Tensor): The balance score of every node, :obj:`[N]`.
-        num_nodes (int, optional): The number of nodes.
-            (default: :obj:`None`, the length of :obj:`sens`)
-        num_groups (int, optional): The number of groups.
-            (default: :obj:`None`, inferred)
-        beta (float, optional): Share kept of a one-group neighbourhood.
-            (default: :obj:`0.25`)
-        min_keep (int, optional): Minimum kept of a one-group neighbourhood.
-            (default: :obj:`4`)
-        strategy (str, optional): :obj:`'balance'`, :obj:`'uniform'` or
-            :obj:`'degree'`. (default: :obj:`'balance'`)
-        training (bool, optional): If set to :obj:`False`, returns the input
-            unchanged and an all-true mask. (default: :obj:`True`)
-        generator (torch.Generator, optional): The random generator, from
-            which one seed is drawn; the keys come from a generator seeded
-            with it, as in :class:`~pyg_bemap.BeMapConv`.
-            (default: :obj:`None`, the global one)
-
-    Returns:
-        :obj:`(edge_index, edge_mask)`: the kept edges
-        :obj:`edge_index[:, edge_mask]` and the boolean mask over the input
-        edges.
-    """
-    check_sampling_args(beta, min_keep, strategy, generator)
-    if num_nodes is None and isinstance(sens, Tensor):
-        num_nodes = sens.numel()
-    num_nodes = check_edge_index(edge_index, num_nodes)
-    if isinstance(sens, Tensor):
-        check_same_device(edge_index=edge_index, sens=sens)
-    sens, num_groups = sensitive_groups(sens, num_nodes, num_groups)
-    balance = check_balance(balance, sens)
-    if not training:
-        return edge_index, edge_index.new_ones(
-            edge_index.size(1), dtype=torch.bool
-        )
-    key = (beta, min_keep, strategy)
-    cache = _carried_sampler(edge_index, sens, balance, num_groups)
-    if cache is not None:
-        plan = cache.plan(key)
-    else:
-        grouping = group_edges(edge_index, sens, num_groups)
-        plan = sampling_plan(edge_index, grouping, sens, balance, *key)
-    mask = draw_seeded_edge_mask(plan, draw_seed(generator))
-    return edge_index[:, mask], mask
-
-
-def _carried_sampler(
-    edge_index: Tensor, sens: Tensor, balance: Tensor, num_groups: int
-) -> 'SamplerCache | None':
-    r"""The carrier's sampler cache, when :obj:`edge_index` is a
-    :class:`~pyg_bemap.BeMapEdgeIndex` carrying these very groups and
-    scores; else :obj:`None`."""
-    from pyg_bemap.edge_index import get_bemap  # the carrier imports us
-
-    info = get_bemap(edge_index)
-    if info is None or info.num_groups != num_groups:
-        return None
-    if not (
-        torch.equal(info.sens, sens) and torch.equal(info.balance, balance)
-    ):
-        return None
-    return info.sampler(edge_index, edge_index.as_subclass(Tensor))

@@ -1,0 +1,30 @@
+r"""The functional API: balanced_edge_sample reuses the carrier's plan."""
+
+import torch
+
+from pyg_bemap import BalanceAwareSampling, balanced_edge_sample, functional
+from tests.conftest import random_graph
+
+
+def test_functional_api_reuses_the_carried_plan(monkeypatch):
+    data = BalanceAwareSampling()(random_graph(60, 600, 2, 0))
+    plain = data.edge_index.as_tensor()
+    calls = []
+    group_edges = functional.group_edges
+    monkeypatch.setattr(
+        functional,
+        'group_edges',
+        lambda *args: calls.append(1) or group_edges(*args),
+    )
+    masks = []
+    for edges in (data.edge_index, data.edge_index, plain):
+        torch.manual_seed(3)
+        masks.append(
+            balanced_edge_sample(edges, data.s, data.bemap_balance)[1]
+        )
+    assert len(calls) == 1  # the plain tensor only: stateless
+    assert torch.equal(masks[0], masks[1]) and torch.equal(masks[0], masks[2])
+    # other scores than the carried ones: planned from scratch
+    other = data.bemap_balance.flip(0)
+    balanced_edge_sample(data.edge_index, data.s, other)
+    assert len(calls) == 2
