@@ -9,6 +9,7 @@ from torch import Tensor
 
 from pyg_bemap.sampler_cache import EDITED_EDGES, SamplerCache
 from pyg_bemap.utils.groups import check_edge_index, sensitive_groups
+from pyg_bemap.utils.private_api import without_subclass_dispatch
 from pyg_bemap.utils.sampling import EdgeGrouping, check_balance
 
 
@@ -200,7 +201,7 @@ class BeMapEdgeIndex(Tensor):
         kwargs: dict[str, Any] | None = None,
     ) -> Any:
         kwargs = kwargs or {}
-        with torch._C.DisableTorchFunctionSubclass():
+        with without_subclass_dispatch():
             out = func(*args, **kwargs)
         if (
             func in _GRAPH_PRESERVING

@@ -15,6 +15,7 @@ import torch
 from torch import Tensor
 
 from pyg_bemap.utils.layout import MaskedAdjacency, transposed_adjacency
+from pyg_bemap.utils.private_api import version_counter
 from pyg_bemap.utils.sampling import (
     EdgeGrouping,
     SamplingPlan,
@@ -185,7 +186,7 @@ class _GraphIdentity:
         self._ref: weakref.ref | None = None
         if _is_edge_list(graph):
             self._edges = graph.as_subclass(Tensor)
-            self._version = _version(graph)
+            self._version = version_counter(graph)
             self._fingerprint = _fingerprint(self._edges)
         else:
             self._ref = weakref.ref(graph)
@@ -193,10 +194,16 @@ class _GraphIdentity:
     def matches(self, graph: Any) -> bool:
         if self._ref is not None:
             return self._ref() is graph
-        return self._same_memory(graph) and _version(graph) == self._version
+        return (
+            self._same_memory(graph)
+            and version_counter(graph) == self._version
+        )
 
     def edited(self, graph: Any) -> bool:
-        return self._same_memory(graph) and _version(graph) != self._version
+        return (
+            self._same_memory(graph)
+            and version_counter(graph) != self._version
+        )
 
     def check_unchanged(self) -> None:
         r"""Raises a :class:`ValueError` if the edge list's values changed
@@ -234,10 +241,3 @@ def _fingerprint(edges: Tensor) -> Tensor:
 
 def _is_edge_list(graph: Any) -> bool:
     return isinstance(graph, Tensor) and graph.layout == torch.strided
-
-
-def _version(tensor: Tensor) -> int:
-    try:
-        return tensor._version
-    except RuntimeError:  # inference tensors keep no version counter
-        return 0

@@ -306,3 +306,18 @@ def test_a_widening_layer_propagates_its_input(monkeypatch):
     assert not calls
     FusedGCNConv(8, 4)(x, adj).sum().backward()
     assert len(calls) == 1
+
+
+@pytest.mark.skipif(not WITH_TORCH_SPARSE, reason='needs torch-sparse')
+def test_the_normalisation_lives_on_the_graph_only():
+    x, edge_index = graph()
+    adj = transposed_adjacency(edge_index, x.size(0))
+    FusedGCNConv(8, 6)(x, adj)
+    assert ('gcn_norm', x.dtype, False) in adj.__dict__[fused_module.MEMO_ATTR]
+    assert (
+        not [  # no module-level memo of graphs
+            name
+            for name, value in vars(fused_module).items()
+            if isinstance(value, dict) and not name.startswith('__')
+        ]
+    )

@@ -31,6 +31,7 @@ from pyg_bemap.nn.sample_sharing import (
 )
 from pyg_bemap.sampler_cache import Sample, SamplerCache
 from pyg_bemap.utils.layout import quiet_sparse
+from pyg_bemap.utils.private_api import has_propagation_hooks
 from pyg_bemap.utils.sampling import check_sampling_args
 
 #: How the sampled graph reaches the inner layer in training.
@@ -69,22 +70,9 @@ def same_on_sparse(conv: MessagePassing) -> bool:
     return (
         allowed
         and bool(conv.fuse)
-        and not conv.explain
         and getattr(conv, 'decomposed_layers', 1) == 1
-        and not any(getattr(conv, name, None) for name in _PROPAGATION_HOOKS)
+        and not has_propagation_hooks(conv)
     )
-
-
-_PROPAGATION_HOOKS = (
-    '_propagate_forward_pre_hooks',
-    '_propagate_forward_hooks',
-    '_message_forward_pre_hooks',
-    '_message_forward_hooks',
-    '_aggregate_forward_pre_hooks',
-    '_aggregate_forward_hooks',
-    '_message_and_aggregate_forward_pre_hooks',
-    '_message_and_aggregate_forward_hooks',
-)
 
 
 class BeMapConv(MessagePassing):

@@ -15,7 +15,6 @@ equal PyG's up to floating-point summation order; edge lists and
 :obj:`torch.sparse` inputs take PyG's usual path.
 """
 
-import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -27,6 +26,7 @@ from torch_geometric.utils import spmm
 from torch_geometric.utils.sparse import set_sparse_value
 
 from pyg_bemap.utils.layout import csr_tensor
+from pyg_bemap.utils.private_api import has_propagation_hooks
 
 
 def _sparse_dense(
@@ -130,42 +130,21 @@ def csr_matmul(adj: Any, x: Tensor, diagonal: Tensor | None = None) -> Tensor:
     return _CSRMatmul.apply(rowptr, col, value, x, diagonal, adj.storage)
 
 
-class _GraphMemo:
-    r"""Values derived from graph objects (immutable
-    :class:`torch_sparse.SparseTensor` adjacencies), each kept while its
-    graph lives and shared by every layer that sees the same graph.
-    """
-
-    def __init__(self) -> None:
-        self._entries: dict[int, tuple[Any, dict[Any, Any]]] = {}
-
-    def get(self, graph: Any, key: Any) -> Any:
-        entry = self._entries.get(id(graph))
-        if entry is None or entry[0]() is not graph:
-            return None
-        return entry[1].get(key)
-
-    def put(self, graph: Any, key: Any, value: Any) -> None:
-        entry = self._entries.get(id(graph))
-        if entry is None or entry[0]() is not graph:
-            entry = (weakref.ref(graph), {})
-            self._entries[id(graph)] = entry
-            weakref.finalize(graph, self._entries.pop, id(graph), None)
-        entry[1][key] = value
-
-
-_DERIVED = _GraphMemo()
+#: The attribute under which a graph keeps what layers derived from it.
+MEMO_ATTR = '_pyg_bemap_derived'
 
 
 def derived(graph: Any, key: Any, compute: Callable[[], Any]) -> Any:
     r"""The value :obj:`compute()` derives from :obj:`graph`, remembered
-    under :obj:`key` while :obj:`graph` lives when it may be reused (see
-    :func:`_memoisable`), and shared by every layer that sees the graph."""
-    value = _DERIVED.get(graph, key)
+    under :obj:`key` on the graph itself when it may be reused (see
+    :func:`_memoisable`), so that it lives as long as the graph and is
+    shared by every layer that sees it; nothing is kept anywhere else."""
+    if not _memoisable(graph):
+        return compute()
+    memo = graph.__dict__.setdefault(MEMO_ATTR, {})
+    value = memo.get(key)
     if value is None:
-        value = compute()
-        if _memoisable(graph):
-            _DERIVED.put(graph, key, value)
+        value = memo[key] = compute()
     return value
 
 
@@ -235,7 +214,7 @@ class FusedGCNConv(GCNConv):
             and self.normalize
             and self.add_self_loops
             and not self.cached
-            and not self._has_propagate_hooks()
+            and not has_propagation_hooks(self)
             and _memoisable(adj)
         ):
             return None
@@ -246,15 +225,6 @@ class FusedGCNConv(GCNConv):
             lambda: _gcn_norm_off_diagonal(adj, x.dtype, fill),
         )
         return normalised or None
-
-    def _has_propagate_hooks(self) -> bool:
-        return bool(
-            self.explain
-            or self._propagate_forward_pre_hooks
-            or self._propagate_forward_hooks
-            or self._message_and_aggregate_forward_pre_hooks
-            or self._message_and_aggregate_forward_hooks
-        )
 
 
 def _gcn_norm_off_diagonal(adj: Any, dtype: torch.dtype, fill: float) -> Any:

@@ -52,6 +52,7 @@ from typing import Any
 import torch
 
 from pyg_bemap.sampler_cache import Sample, SamplerCache, SamplerKey
+from pyg_bemap.utils.private_api import inside_backward
 from pyg_bemap.utils.sampling import draw_seed
 
 #: How many recent training calls a layer can replay.
@@ -178,7 +179,7 @@ def layer_sample(
             ticket doubles as the seed without one.
     """
     ticket = draw_seed()
-    if _inside_backward():  # recomputing an earlier call
+    if inside_backward():  # recomputing an earlier call
         seed = replay.seed_of(ticket)
         if seed is None:
             raise RuntimeError(
@@ -228,9 +229,3 @@ def _expire_unscoped(cache: SamplerCache, key: SamplerKey) -> None:
     shared = _unscoped(cache).get(key)
     if shared is not None:
         shared.expired = True
-
-
-def _inside_backward() -> bool:
-    r"""Whether autograd's engine is running a backward pass on this thread
-    (where activation checkpointing recomputes forward calls)."""
-    return torch._C._current_graph_task_id() != -1

@@ -1,0 +1,75 @@
+r"""The private APIs of torch and PyG the library relies on still exist and
+mean what it takes them to mean; a new release that changes one fails
+here, by name, rather than somewhere inside a training pass."""
+
+import pytest
+import torch
+from torch_geometric.nn import GCNConv
+
+from pyg_bemap.utils.private_api import (
+    PROPAGATION_HOOKS,
+    has_propagation_hooks,
+    inside_backward,
+    version_counter,
+    without_subclass_dispatch,
+)
+
+
+def test_inside_backward_is_true_only_in_a_backward_pass():
+    seen = []
+    x = torch.ones(2, requires_grad=True)
+    y = x * 2
+    y.register_hook(lambda grad: seen.append(inside_backward()))
+    assert not inside_backward()
+    y.sum().backward()
+    assert seen == [True]
+
+
+def test_the_version_counter_counts_in_place_edits():
+    t = torch.zeros(3)
+    before = version_counter(t)
+    t[0] = 1.0
+    assert version_counter(t) == before + 1
+    with torch.inference_mode():
+        assert version_counter(torch.zeros(2)) == 0
+
+
+class Tagged(torch.Tensor):
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        out = super().__torch_function__(func, types, args, kwargs or {})
+        return out
+
+
+def test_subclass_dispatch_can_be_switched_off():
+    tagged = torch.zeros(2).as_subclass(Tagged)
+    assert type(tagged + 1) is Tagged
+    with without_subclass_dispatch():
+        assert type(tagged + 1) is torch.Tensor
+
+
+@pytest.mark.parametrize(
+    'register',
+    [
+        'register_propagate_forward_pre_hook',
+        'register_propagate_forward_hook',
+        'register_message_forward_pre_hook',
+        'register_message_forward_hook',
+        'register_aggregate_forward_pre_hook',
+        'register_aggregate_forward_hook',
+        'register_message_and_aggregate_forward_pre_hook',
+        'register_message_and_aggregate_forward_hook',
+    ],
+)
+def test_every_public_hook_lands_in_a_dictionary_we_read(register):
+    conv = GCNConv(4, 4)
+    assert all(isinstance(getattr(conv, n), dict) for n in PROPAGATION_HOOKS)
+    assert not has_propagation_hooks(conv)
+    getattr(conv, register)(lambda *args: None)
+    assert has_propagation_hooks(conv)
+
+
+def test_explaining_counts_as_a_hook():
+    conv = GCNConv(4, 4)
+    conv.explain = True
+    assert has_propagation_hooks(conv)
