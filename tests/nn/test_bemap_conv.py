@@ -23,8 +23,8 @@ from pyg_bemap import (
     balanced_edge_sample,
     to_bemap,
 )
-from pyg_bemap.nn.bemap_conv import same_on_sparse
 from pyg_bemap.nn.fused import FusedGATConv
+from pyg_bemap.nn.graph_layouts import same_on_sparse
 from tests.conftest import random_graph
 
 CONVS = {

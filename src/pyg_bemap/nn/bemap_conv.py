@@ -1,28 +1,22 @@
-import inspect
 from typing import Any
 
 import torch
 from torch import Tensor
-from torch_geometric.nn.conv import (
-    GCNConv,
-    GINConv,
-    GraphConv,
-    MessagePassing,
-    SAGEConv,
-    SGConv,
-    TAGConv,
-)
-from torch_geometric.typing import WITH_TORCH_SPARSE, SparseTensor
-from torch_geometric.utils import (
-    is_torch_sparse_tensor,
-    to_edge_index,
-    to_torch_coo_tensor,
-    to_torch_csr_tensor,
-)
+from torch_geometric.nn.conv import MessagePassing
+from torch_geometric.utils import is_torch_sparse_tensor
 
 from pyg_bemap.edge_index import BeMapEdgeIndex, BeMapInfo, get_bemap
-from pyg_bemap.nn.fused import FusedGATConv, FusedGCNConv
-from pyg_bemap.nn.row_norm_conv import RowNormConv
+from pyg_bemap.nn.graph_layouts import (
+    SPARSE_DTYPES,
+    edge_pairs,
+    same_on_sparse,
+)
+from pyg_bemap.nn.inner_layer import (
+    inner_layer,
+    inner_names_on_load,
+    inner_names_on_save,
+    positional_names,
+)
 from pyg_bemap.nn.sample_sharing import (
     CallReplay,
     PassScope,
@@ -31,7 +25,6 @@ from pyg_bemap.nn.sample_sharing import (
 )
 from pyg_bemap.sampler_cache import Sample, SamplerCache
 from pyg_bemap.utils.layout import quiet_sparse
-from pyg_bemap.utils.private_api import has_propagation_hooks
 from pyg_bemap.utils.sampling import check_sampling_args
 
 #: How the sampled graph reaches the inner layer in training.
@@ -39,40 +32,6 @@ LAYOUTS = ('auto', 'edge_index', 'sparse')
 
 #: Arguments of a conv that hold one entry per edge.
 EDGE_LEVEL_ARGS = ('edge_weight', 'edge_attr', 'edge_type')
-
-#: The attribute under which a BeMapConv holds its inner layer.
-INNER = 'conv'
-
-#: Feature dtypes of the sparse layouts (torch.sparse has no CPU product
-#: for half precision); other dtypes take the edge list.
-SPARSE_DTYPES = (torch.float32, torch.float64)
-
-
-def same_on_sparse(conv: MessagePassing) -> bool:
-    r"""Whether :obj:`conv` computes on a transposed sparse adjacency what it
-    computes on the edge list, for a graph without self-loops or repeated
-    edges and features of a dtype in :obj:`SPARSE_DTYPES` (as
-    ``tests/nn/test_eval_promise.py`` checks, with and without
-    :obj:`torch_sparse`). Exact types only: a subclass may change what the
-    sparse path skips (e.g. :meth:`message`). Not
-    :obj:`GCNConv(improved=True)`, whose :obj:`torch.sparse` path in PyG
-    adds self-loops of weight 1, nor layers with hooks on their message
-    passing, which the sparse path would skip."""
-    kind = type(conv)
-    if kind in (GCNConv, FusedGCNConv):
-        allowed = not conv.improved
-    elif kind is SAGEConv:
-        allowed = conv.aggr in ('mean', 'sum', 'add')
-    elif kind in (RowNormConv, FusedGATConv):
-        allowed = WITH_TORCH_SPARSE and getattr(conv, 'edge_dim', None) is None
-    else:
-        allowed = kind in (SGConv, TAGConv, GraphConv, GINConv)
-    return (
-        allowed
-        and bool(conv.fuse)
-        and getattr(conv, 'decomposed_layers', 1) == 1
-        and not has_propagation_hooks(conv)
-    )
 
 
 class BeMapConv(MessagePassing):
@@ -183,7 +142,12 @@ class BeMapConv(MessagePassing):
         **kwargs: Any,
     ):
         super().__init__(aggr=None)
-        conv = _inner_layer(conv, out_channels, kwargs)
+        if isinstance(conv, BeMapConv):
+            raise ValueError(
+                f'{conv} is already a BeMapConv; wrap the inner layer once '
+                f"('BeMapConv(<its inner layer>)')"
+            )
+        conv = inner_layer(conv, out_channels, kwargs)
         if layout not in LAYOUTS:
             raise ValueError(
                 f"'layout' must be one of {LAYOUTS} (got '{layout}')"
@@ -205,9 +169,9 @@ class BeMapConv(MessagePassing):
         #: :func:`~pyg_bemap.to_bemap`), or :obj:`None`.
         self.pass_scope: PassScope | None = None
         self._replay = CallReplay()
-        self._arg_names = _positional_names(conv)
-        self.register_state_dict_post_hook(_inner_names_on_save)
-        self.register_load_state_dict_pre_hook(_inner_names_on_load)
+        self._arg_names = positional_names(conv)
+        self.register_state_dict_post_hook(inner_names_on_save)
+        self.register_load_state_dict_pre_hook(inner_names_on_load)
 
     @property
     def settings(self) -> dict[str, Any]:
@@ -274,7 +238,7 @@ class BeMapConv(MessagePassing):
                 return self.conv(x, adj, *args, **kwargs)
         if info is None:
             raise RuntimeError(_NO_INFORMATION)
-        pairs, rebuild = _as_edge_pairs(edge_index)
+        pairs, rebuild = edge_pairs(edge_index)
         cache, sample, shared = self._sample(info, graph, pairs)
         if sparse and not cache.has_repeated_edges:  # samples: no self-loops
             with quiet_sparse():  # our choice of layout: no torch notices
@@ -382,111 +346,3 @@ _NO_INFORMATION = (
     'them. For a SparseTensor or torch.sparse adjacency, pass '
     "'bemap=BeMapInfo(sens, balance)'"
 )
-
-
-def _inner_layer(
-    conv: Any, out_channels: int | None, kwargs: dict[str, Any]
-) -> MessagePassing:
-    r"""The layer to wrap: :obj:`conv`, or a :obj:`GCNConv` built from
-    channel counts."""
-    if isinstance(conv, int) and not isinstance(conv, bool):
-        if out_channels is None:
-            raise ValueError(
-                "'BeMapConv(in_channels, out_channels)' builds a GCNConv and "
-                f'needs both channel counts (got in_channels={conv} only)'
-            )
-        return GCNConv(conv, out_channels, **kwargs)
-    if isinstance(conv, BeMapConv):
-        raise ValueError(
-            f'{conv} is already a BeMapConv; wrap the inner layer once '
-            f"('BeMapConv({conv.conv})')"
-        )
-    if not isinstance(conv, MessagePassing):
-        raise ValueError(
-            f'BeMapConv wraps a message-passing layer (a subclass of '
-            f"torch_geometric.nn.conv.MessagePassing, e.g. 'GCNConv(16, "
-            f"32)') or builds a GCNConv from 'in_channels, out_channels' "
-            f'(got {type(conv).__name__})'
-        )
-    if out_channels is not None or kwargs:
-        given = ['out_channels'] * (out_channels is not None) + list(kwargs)
-        raise ValueError(
-            f'BeMapConv got a layer and {given}: pass the arguments to the '
-            f'layer you build, or pass channel counts to build a GCNConv'
-        )
-    return conv
-
-
-def _inner_names_on_save(
-    module: torch.nn.Module,
-    state_dict: dict[str, Any],
-    prefix: str,
-    local_metadata: Any,
-) -> None:
-    r"""Saves the inner layer's entries under its own names
-    (:obj:`lin.weight`, not :obj:`conv.lin.weight`), as in the vanilla
-    model."""
-    inner = f'{prefix}{INNER}.'
-    for key in [k for k in state_dict if k.startswith(inner)]:
-        state_dict[prefix + key[len(inner) :]] = state_dict.pop(key)
-    metadata = getattr(state_dict, '_metadata', None)
-    if metadata is not None:
-        for key in [k for k in metadata if k.startswith(inner)]:
-            metadata[prefix + key[len(inner) :]] = metadata.pop(key)
-        if f'{prefix}{INNER}' in metadata:
-            metadata[prefix[:-1]] = metadata.pop(f'{prefix}{INNER}')
-
-
-def _inner_names_on_load(
-    module: torch.nn.Module,
-    state_dict: dict[str, Any],
-    prefix: str,
-    *args: Any,
-) -> None:
-    r"""Loads the inner layer's entries saved under its own names (this
-    layer's or the vanilla model's checkpoints); entries saved under
-    :obj:`conv.` load as they are."""
-    expected = set(getattr(module, INNER).state_dict())
-    for key in [k for k in state_dict if k.startswith(prefix)]:
-        name = key[len(prefix) :]
-        if name in expected:
-            state_dict[f'{prefix}{INNER}.{name}'] = state_dict.pop(key)
-
-
-def _positional_names(conv: torch.nn.Module) -> tuple[str, ...]:
-    try:
-        params = inspect.signature(conv.forward).parameters.values()
-    except (TypeError, ValueError):  # pragma: no cover - builtins
-        return ()
-    return tuple(
-        p.name
-        for p in params
-        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-    )
-
-
-def _as_edge_pairs(adj: Any) -> tuple[Tensor, Any]:
-    r"""Returns the :obj:`[2, E]` (source, target) pairs of any graph layout
-    and a function that rebuilds the layout from a mask over those pairs.
-    """
-    if isinstance(adj, SparseTensor):
-        row, col, _ = adj.coo()  # transposed: row = target, col = source
-        return torch.stack([col, row]), lambda mask: adj.masked_select_nnz(
-            mask, layout='coo'
-        )
-    if is_torch_sparse_tensor(adj):
-        index, value = to_edge_index(adj)  # transposed, as above
-        size = (adj.size(0), adj.size(1))
-        csr = adj.layout == torch.sparse_csr
-        convert = to_torch_csr_tensor if csr else to_torch_coo_tensor
-        # Masking keeps a coalesced (sorted, unique) order.
-        sorted_ = csr or adj.is_coalesced()
-        return index.flip(0), lambda mask: convert(
-            index[:, mask], value[mask], size, is_coalesced=sorted_
-        )
-    if not isinstance(adj, Tensor):
-        raise ValueError(
-            f"'edge_index' must be a tensor, a SparseTensor or a "
-            f'torch.sparse adjacency (got {type(adj).__name__})'
-        )
-    return adj, lambda mask: adj[:, mask]

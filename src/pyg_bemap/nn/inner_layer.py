@@ -1,0 +1,89 @@
+r"""The layer a :class:`~pyg_bemap.BeMapConv` wraps: building and checking
+it, the names of its positional arguments, and its entries in the state
+dict, kept under its own names so that checkpoints of the vanilla model
+load into the BeMap model and back."""
+
+import inspect
+from typing import Any
+
+import torch
+from torch_geometric.nn.conv import GCNConv, MessagePassing
+
+#: The attribute under which a BeMapConv holds its inner layer.
+INNER = 'conv'
+
+
+def inner_names_on_save(
+    module: torch.nn.Module,
+    state_dict: dict[str, Any],
+    prefix: str,
+    local_metadata: Any,
+) -> None:
+    r"""Saves the inner layer's entries under its own names
+    (:obj:`lin.weight`, not :obj:`conv.lin.weight`), as in the vanilla
+    model."""
+    inner = f'{prefix}{INNER}.'
+    for key in [k for k in state_dict if k.startswith(inner)]:
+        state_dict[prefix + key[len(inner) :]] = state_dict.pop(key)
+    metadata = getattr(state_dict, '_metadata', None)
+    if metadata is not None:
+        for key in [k for k in metadata if k.startswith(inner)]:
+            metadata[prefix + key[len(inner) :]] = metadata.pop(key)
+        if f'{prefix}{INNER}' in metadata:
+            metadata[prefix[:-1]] = metadata.pop(f'{prefix}{INNER}')
+
+
+def inner_names_on_load(
+    module: torch.nn.Module,
+    state_dict: dict[str, Any],
+    prefix: str,
+    *args: Any,
+) -> None:
+    r"""Loads the inner layer's entries saved under its own names (this
+    layer's or the vanilla model's checkpoints); entries saved under
+    :obj:`conv.` load as they are."""
+    expected = set(getattr(module, INNER).state_dict())
+    for key in [k for k in state_dict if k.startswith(prefix)]:
+        name = key[len(prefix) :]
+        if name in expected:
+            state_dict[f'{prefix}{INNER}.{name}'] = state_dict.pop(key)
+
+
+def inner_layer(
+    conv: Any, out_channels: int | None, kwargs: dict[str, Any]
+) -> MessagePassing:
+    r"""The layer to wrap: :obj:`conv`, or a :obj:`GCNConv` built from
+    channel counts."""
+    if isinstance(conv, int) and not isinstance(conv, bool):
+        if out_channels is None:
+            raise ValueError(
+                "'BeMapConv(in_channels, out_channels)' builds a GCNConv and "
+                f'needs both channel counts (got in_channels={conv} only)'
+            )
+        return GCNConv(conv, out_channels, **kwargs)
+    if not isinstance(conv, MessagePassing):
+        raise ValueError(
+            f'BeMapConv wraps a message-passing layer (a subclass of '
+            f"torch_geometric.nn.conv.MessagePassing, e.g. 'GCNConv(16, "
+            f"32)') or builds a GCNConv from 'in_channels, out_channels' "
+            f'(got {type(conv).__name__})'
+        )
+    if out_channels is not None or kwargs:
+        given = ['out_channels'] * (out_channels is not None) + list(kwargs)
+        raise ValueError(
+            f'BeMapConv got a layer and {given}: pass the arguments to the '
+            f'layer you build, or pass channel counts to build a GCNConv'
+        )
+    return conv
+
+
+def positional_names(conv: torch.nn.Module) -> tuple[str, ...]:
+    try:
+        params = inspect.signature(conv.forward).parameters.values()
+    except (TypeError, ValueError):  # pragma: no cover - builtins
+        return ()
+    return tuple(
+        p.name
+        for p in params
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    )
