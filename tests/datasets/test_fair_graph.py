@@ -9,8 +9,15 @@ import torch
 from torch_geometric.utils import contains_self_loops, is_undirected
 
 import pyg_bemap.datasets.fair_graph as fair_graph
-from pyg_bemap.datasets import FairGraphDataset, load_nba, split_masks
-from pyg_bemap.datasets.fair_graph import git_blob_id, scale_features
+from pyg_bemap.datasets import (
+    FairGraphDataset,
+    load_nba,
+    raw_files,
+    specs,
+    split_masks,
+)
+from pyg_bemap.datasets.fair_graph import scale_features
+from pyg_bemap.datasets.raw_files import git_blob_id
 
 SHARED = osp.join(
     osp.dirname(__file__), '..', '..', '..', 'shared', 'datasets'
@@ -130,13 +137,11 @@ def test_bail_alias(tmp_path):
 def test_checksum_mismatch_is_a_clear_error(tmp_path):
     raw = tmp_path / 'nba' / 'raw'
     raw.mkdir(parents=True)
-    with lzma.open(
-        osp.join(fair_graph.BUNDLED_DIR, 'nba', 'nba.csv.xz')
-    ) as handle:
+    with lzma.open(osp.join(specs.BUNDLED_DIR, 'nba', 'nba.csv.xz')) as handle:
         content = handle.read()
     (raw / 'nba.csv').write_bytes(content.replace(b'SALARY', b'SALARZ', 1))
     shutil.copy(
-        osp.join(fair_graph.BUNDLED_DIR, 'nba', 'nba_relationship.txt.xz'), raw
+        osp.join(specs.BUNDLED_DIR, 'nba', 'nba_relationship.txt.xz'), raw
     )
     with pytest.raises(ValueError, match='not the published'):
         FairGraphDataset(str(tmp_path), 'nba')
@@ -147,7 +152,7 @@ def test_failed_download_says_where_to_put_the_files(tmp_path, monkeypatch):
         raise OSError('no network')
 
     monkeypatch.setattr(fair_graph, 'download_url', offline)
-    with pytest.raises(fair_graph.DownloadError, match='by hand') as info:
+    with pytest.raises(raw_files.DownloadError, match='by hand') as info:
         FairGraphDataset(str(tmp_path), 'credit')
     assert info.value.__cause__ is None  # one message, no chain
     assert 'credit.csv' in str(info.value) and 'no network' in str(info.value)
@@ -184,9 +189,9 @@ def test_pokec_loaders_on_synthetic_files(tmp_path, monkeypatch, name, stem):
     (raw / f'{stem}.csv').write_bytes(node_text)
     with lzma.open(raw / f'{stem}_relationship.txt.xz', 'wb') as handle:
         handle.write(edge_text.encode())
-    spec = fair_graph.SPECS[name]
+    spec = specs.SPECS[name]
     monkeypatch.setitem(
-        fair_graph.SPECS,
+        specs.SPECS,
         name,
         dataclasses.replace(
             spec,

@@ -1,13 +1,11 @@
 from pyg_bemap.datasets.fair_graph import (
-    ALIASES,
-    BUNDLED_DIR,
-    SPECS,
-    DownloadError,
     FairGraphDataset,
     default_root,
     load_nba,
-    split_masks,
 )
+from pyg_bemap.datasets.raw_files import DownloadError
+from pyg_bemap.datasets.specs import ALIASES, BUNDLED_DIR, SPECS
+from pyg_bemap.datasets.splits import split_masks
 from pyg_bemap.datasets.synthetic import biased_sbm
 
 __all__ = [

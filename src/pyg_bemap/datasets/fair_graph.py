@@ -1,14 +1,10 @@
 r"""The real-world fairness graphs of the BeMap paper and its predecessors."""
 
-import csv
-import hashlib
 import io
-import lzma
 import os
 import os.path as osp
 import shutil
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -16,176 +12,15 @@ from torch import Tensor
 from torch_geometric.data import Data, InMemoryDataset, download_url
 from torch_geometric.utils import coalesce, remove_self_loops, to_undirected
 
-from pyg_bemap.datasets.reference_splits import REFERENCE_SEED, reference_split
-
-_GITHUB = 'https://raw.githubusercontent.com'
-BUNDLED_DIR = osp.join(osp.dirname(osp.abspath(__file__)), 'data')
-
-
-@dataclass(frozen=True)
-class RawFile:
-    r"""A published raw file: its name, where it is published and the Git
-    blob id (SHA-1 of :obj:`"blob <size>\0" + content`) of its content.
-    """
-
-    name: str
-    url: str
-    git_blob: str
-
-
-@dataclass(frozen=True)
-class GraphSpec:
-    r"""How a dataset is read, after the reference loaders."""
-
-    node_file: RawFile
-    edge_file: RawFile
-    sens_column: str
-    label_column: str
-    dropped: tuple[str, ...]  # never features (besides label and group)
-    id_column: str | None = None  # None: the node id is the row index
-    label_map: Callable[[Tensor], Tensor] | None = None
-    sens_map: dict[str, float] | None = None
-    reference_label_budget: int = 0
-    reference_split: str = 'per_class'  # see reference_splits.SPLIT_KINDS
-
-
-def _raw(repo: str, commit: str, path: str, blob: str) -> RawFile:
-    return RawFile(
-        osp.basename(path), f'{_GITHUB}/{repo}/{commit}/{path}', blob
-    )
-
-
-_FAIRGNN = ('EnyanDai/FairGNN', '13cdca7627d7779a2396299cdc8edd3a790db7cc')
-_NIFTY = ('chirag126/nifty', '6c270c5ec736c5138d455609112cf6dfcc63dcca')
-_BEMAP = ('xiaolin-cs/BeMap', '408dc7de2f5cbb65a8ebf23379daaac94804dc22')
-_GMFD = (
-    'yushundong/Graph-Mining-Fairness-Data',
-    '2bd4b5cd9a09d87e93c8efc490773cbfa0a7984e',
+from pyg_bemap.datasets.raw_files import (
+    DownloadError,
+    download_reason,
+    read_table,
+    read_verified,
 )
-
-
-def _working_in_field(label: Tensor) -> Tensor:
-    return torch.where(label < 0, -1, (label > 0).long())
-
-
-def _good_customer(label: Tensor) -> Tensor:
-    return (label > 0).long()
-
-
-def _pokec(suffix: str, csv_blob: str, edge_blob: str) -> GraphSpec:
-    name = f'region_job{suffix}'
-    return GraphSpec(
-        _raw(*_FAIRGNN, f'dataset/pokec/{name}.csv', csv_blob),
-        _raw(*_FAIRGNN, f'dataset/pokec/{name}_relationship.txt', edge_blob),
-        sens_column='region',
-        label_column='I_am_working_in_field',
-        dropped=(),
-        id_column='user_id',
-        label_map=_working_in_field,
-        reference_label_budget=500,
-        reference_split='labelled',
-    )
-
-
-SPECS: dict[str, GraphSpec] = {
-    'nba': GraphSpec(
-        _raw(
-            *_FAIRGNN,
-            'dataset/NBA/nba.csv',
-            '81cbb6eca011f472b7f408a1f96b43b4ce825fe5',
-        ),
-        _raw(
-            *_FAIRGNN,
-            'dataset/NBA/nba_relationship.txt',
-            'cdd10b20ac12f9a3eec421c4a5c0109310d8fe95',
-        ),
-        sens_column='country',
-        label_column='SALARY',
-        dropped=(),
-        id_column='user_id',
-        reference_label_budget=100,
-        reference_split='labelled_val_is_test',
-    ),
-    'recidivism': GraphSpec(
-        _raw(
-            *_BEMAP,
-            'dataset/bail/bail.csv',
-            'a47a42ac9b546a54c94ff39a33fa1fa7d0ccaa37',
-        ),
-        _raw(
-            *_BEMAP,
-            'dataset/bail/bail_edges.txt',
-            'd1f789c0d2de6408de1189b1125810632d030503',
-        ),
-        sens_column='WHITE',
-        label_column='RECID',
-        dropped=(),
-        reference_label_budget=100,
-    ),
-    'credit': GraphSpec(
-        _raw(
-            *_NIFTY,
-            'dataset/credit/credit.csv',
-            '8f8c017fdc9eb4d841736e5987d4df7083128416',
-        ),
-        _raw(
-            *_GMFD,
-            'dataset/credit/credit_edges.txt',
-            '05c6c5f96a7992d3110aba2ce25598046f8fee4a',
-        ),
-        sens_column='Age',
-        label_column='NoDefaultNextMonth',
-        dropped=('Single',),
-        reference_label_budget=6000,
-    ),
-    'german': GraphSpec(
-        _raw(
-            *_NIFTY,
-            'dataset/german/german.csv',
-            'febc8f18bb8bace8203648dc8cf6e6598d926c89',
-        ),
-        _raw(
-            *_NIFTY,
-            'dataset/german/german_edges.txt',
-            '3510911bdca0225647eeee212159eb23c3b9e374',
-        ),
-        sens_column='Gender',
-        label_column='GoodCustomer',
-        dropped=('OtherLoansAtStore', 'PurposeOfLoan'),
-        label_map=_good_customer,
-        sens_map={'Female': 1.0, 'Male': 0.0},
-        reference_label_budget=100,
-    ),
-    'pokec_z': _pokec(
-        '',
-        'c50552a998e224f9ee214fff80c249fb5cf40bf9',
-        '0b346e3a3d8f42b4eb489984cbc178f3988b0eeb',
-    ),
-    'pokec_n': _pokec(
-        '_2',
-        '7f836f487358af4f0cbbb2b1204e41810a45cc74',
-        'd0a0833805331cffb09a03820e70066990f15c10',
-    ),
-}
-ALIASES = {'bail': 'recidivism'}
-
-
-class DownloadError(OSError):
-    r"""A dataset file could not be downloaded; the message says where to
-    put it by hand."""
-
-
-def _reason(error: BaseException) -> str:
-    r"""The innermost cause of a chain of exceptions, in one line."""
-    while error.__cause__ is not None or error.__context__ is not None:
-        error = error.__cause__ or error.__context__  # type: ignore[assignment]
-    return str(error).splitlines()[0] if str(error) else type(error).__name__
-
-
-def git_blob_id(content: bytes) -> str:
-    r"""The Git object id of a file's content."""
-    header = f'blob {len(content)}\0'.encode()
-    return hashlib.sha1(header + content).hexdigest()
+from pyg_bemap.datasets.reference_splits import REFERENCE_SEED, reference_split
+from pyg_bemap.datasets.specs import ALIASES, BUNDLED_DIR, SPECS
+from pyg_bemap.datasets.splits import split_masks
 
 
 class FairGraphDataset(InMemoryDataset):
@@ -359,19 +194,19 @@ class FairGraphDataset(InMemoryDataset):
             except Exception as error:
                 raise DownloadError(
                     f"Could not download '{file.name}' from {file.url} "
-                    f'({_reason(error)}). Put the published file (plain or '
-                    f"xz-compressed) into '{self.raw_dir}' by hand"
+                    f'({download_reason(error)}). Put the published file '
+                    f"(plain or xz-compressed) into '{self.raw_dir}' by hand"
                 ) from None
 
     def process(self) -> None:
         node_path, edge_path = (
             osp.join(self.raw_dir, n) for n in self.raw_file_names
         )
-        header, table = _read_table(
-            _read_verified(node_path, self.spec.node_file)
+        header, table = read_table(
+            read_verified(node_path, self.spec.node_file)
         )
         edges = np.loadtxt(
-            io.StringIO(_read_verified(edge_path, self.spec.edge_file)),
+            io.StringIO(read_verified(edge_path, self.spec.edge_file)),
             ndmin=2,
         )
         data = self._build(header, table, edges)
@@ -465,56 +300,6 @@ def scale_features(x: Tensor) -> Tensor:
     span = (high - low).masked_fill(high == low, 1.0)
     out = 2 * (x - low) / span - 1
     return out.masked_fill((high == low).view(1, -1), 0.0)
-
-
-def split_masks(
-    y: Tensor, seed: int, label_budget: int | None = None
-) -> tuple[Tensor, Tensor, Tensor]:
-    r"""A seeded random 50% / 25% / 25% split of the labelled nodes
-    (:obj:`y >= 0`); :obj:`label_budget` caps the training nodes.
-    """
-    labelled = (y >= 0).nonzero().view(-1)
-    gen = torch.Generator().manual_seed(seed)
-    labelled = labelled[torch.randperm(labelled.numel(), generator=gen)]
-    half, three_quarters = labelled.numel() // 2, (3 * labelled.numel()) // 4
-    train_end = half if label_budget is None else min(half, label_budget)
-    masks = []
-    for index in (
-        labelled[:train_end],
-        labelled[half:three_quarters],
-        labelled[three_quarters:],
-    ):
-        mask = torch.zeros(y.numel(), dtype=torch.bool)
-        mask[index] = True
-        masks.append(mask)
-    return masks[0], masks[1], masks[2]
-
-
-def _read_verified(path: str, file: RawFile) -> str:
-    opener = lzma.open if path.endswith('.xz') else open
-    with opener(path, 'rb') as handle:
-        content = handle.read()
-    blob = git_blob_id(content)
-    if blob != file.git_blob:
-        raise ValueError(
-            f"'{path}' is not the published '{file.name}': its Git blob id is "
-            f'{blob}, expected {file.git_blob}. Replace it with the file from '
-            f'{file.url}'
-        )
-    return content.decode('utf-8')
-
-
-def _read_table(text: str) -> tuple[list[str], np.ndarray]:
-    header = next(csv.reader([text.split('\n', 1)[0]]))
-    table = np.loadtxt(
-        io.StringIO(text),
-        delimiter=',',
-        dtype=str,
-        skiprows=1,
-        ndmin=2,
-        comments=None,
-    )
-    return header, table
 
 
 def default_root() -> str:

@@ -1,0 +1,57 @@
+r"""Raw files of the fairness graphs: verified against their published
+Git blob ids, read as tables, and the one-line reason of a failed
+download."""
+
+import csv
+import hashlib
+import io
+import lzma
+
+import numpy as np
+
+from pyg_bemap.datasets.specs import RawFile
+
+
+class DownloadError(OSError):
+    r"""A dataset file could not be downloaded; the message says where to
+    put it by hand."""
+
+
+def download_reason(error: BaseException) -> str:
+    r"""The innermost cause of a chain of exceptions, in one line."""
+    while error.__cause__ is not None or error.__context__ is not None:
+        error = error.__cause__ or error.__context__  # type: ignore[assignment]
+    return str(error).splitlines()[0] if str(error) else type(error).__name__
+
+
+def git_blob_id(content: bytes) -> str:
+    r"""The Git object id of a file's content."""
+    header = f'blob {len(content)}\0'.encode()
+    return hashlib.sha1(header + content).hexdigest()
+
+
+def read_verified(path: str, file: RawFile) -> str:
+    opener = lzma.open if path.endswith('.xz') else open
+    with opener(path, 'rb') as handle:
+        content = handle.read()
+    blob = git_blob_id(content)
+    if blob != file.git_blob:
+        raise ValueError(
+            f"'{path}' is not the published '{file.name}': its Git blob id is "
+            f'{blob}, expected {file.git_blob}. Replace it with the file from '
+            f'{file.url}'
+        )
+    return content.decode('utf-8')
+
+
+def read_table(text: str) -> tuple[list[str], np.ndarray]:
+    header = next(csv.reader([text.split('\n', 1)[0]]))
+    table = np.loadtxt(
+        io.StringIO(text),
+        delimiter=',',
+        dtype=str,
+        skiprows=1,
+        ndmin=2,
+        comments=None,
+    )
+    return header, table
