@@ -3,6 +3,7 @@ from torch_geometric.data import Data, HeteroData
 from torch_geometric.transforms import BaseTransform
 
 from pyg_bemap.edge_index import attach_bemap
+from pyg_bemap.utils.balance import balance_score
 from pyg_bemap.utils.checks import (
     check_integer,
     check_memory_budget,
@@ -11,7 +12,6 @@ from pyg_bemap.utils.checks import (
 from pyg_bemap.utils.counts import (
     COUNTING_MODES,
     DEFAULT_MEMORY_BUDGET,
-    balance_score,
     hop_group_counts,
 )
 from pyg_bemap.utils.groups import sensitive_groups

@@ -1,5 +1,5 @@
+from pyg_bemap.utils.balance import balance_score
 from pyg_bemap.utils.counts import (
-    balance_score,
     exact_counting_memory,
     hop_group_counts,
 )

@@ -1,0 +1,55 @@
+r"""Rule 3: how balanced each node's neighbourhood is."""
+
+import torch
+from torch import Tensor
+
+from pyg_bemap.utils.checks import check_positive
+
+
+def balance_score(count: Tensor, delta: float = 1.0) -> Tensor:
+    r"""Computes the balance score of every node from its group counts
+    (rule 3 of BeMap):
+
+    .. math::
+        b_i = \frac{1}{D_i + \delta}, \qquad
+        D_i = \sqrt{\frac{2}{G (G-1)} \sum_{g < h}
+        (\mathrm{count}_{i,g} - \mathrm{count}_{i,h})^2},
+
+    which is :math:`|\mathrm{count}_{i,0} - \mathrm{count}_{i,1}|` for two
+    groups. With a single group, :math:`D_i = 0`.
+
+    Args:
+        count (torch.Tensor): Group counts, shape :obj:`[N, G]`.
+        delta (float, optional): The smoothing term :math:`\delta > 0`.
+            (default: :obj:`1.0`)
+
+    Returns:
+        A floating tensor of shape :obj:`[N]` (the default dtype).
+    """
+    if not isinstance(count, Tensor) or count.dim() != 2:
+        raise ValueError(
+            "'count' must be a 2-D tensor of shape [num_nodes, num_groups]"
+        )
+    check_positive('delta', delta)
+    if count.is_complex() or (
+        count.is_floating_point() and not bool(count.isfinite().all())
+    ):
+        raise ValueError(
+            "'count' must hold finite real counts (compute them with "
+            "'hop_group_counts')"
+        )
+    if count.numel() and bool((count < 0).any()):
+        raise ValueError(
+            "'count' holds negative counts (compute them with "
+            "'hop_group_counts')"
+        )
+    num_groups = count.size(1)
+    count = count.to(torch.float64)
+    if num_groups < 2:
+        spread = count.new_zeros(count.size(0))
+    else:
+        # sum_{g<h} (c_g - c_h)^2 = G * sum_g c_g^2 - (sum_g c_g)^2
+        pair_sq = num_groups * count.pow(2).sum(1) - count.sum(1).pow(2)
+        scale = 2.0 / (num_groups * (num_groups - 1))
+        spread = (scale * pair_sq.clamp(min=0)).sqrt()
+    return (1.0 / (spread + delta)).to(torch.get_default_dtype())
