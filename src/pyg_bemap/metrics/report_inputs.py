@@ -1,0 +1,110 @@
+r"""What :func:`~pyg_bemap.metrics.fairness_report` counts: scores and
+predictions from the model's output, binary labels and the selected nodes,
+each checked with a message that says what to pass instead."""
+
+import math
+import warnings
+
+import torch
+from torch import Tensor
+
+
+def scores_and_predictions(
+    pred: Tensor, threshold: float
+) -> tuple[Tensor, Tensor]:
+    if not isinstance(pred, Tensor):
+        raise ValueError(
+            f"'pred' must be a torch.Tensor (got {type(pred).__name__})"
+        )
+    if not (
+        isinstance(threshold, (int, float))
+        and not isinstance(threshold, bool)
+        and math.isfinite(threshold)
+    ):
+        raise ValueError(
+            f"'threshold' must be a finite number (got {threshold!r})"
+        )
+    if pred.is_complex() or (
+        pred.is_floating_point() and not bool(torch.isfinite(pred).all())
+    ):
+        raise ValueError(
+            "'pred' holds NaN, infinite or complex values; check the model's "
+            'outputs (e.g. a diverged training run)'
+        )
+    if pred.dim() == 2 and pred.size(1) == 2:
+        score = pred.float().softmax(dim=-1)[:, 1]
+        return score, pred.argmax(dim=-1) == 1
+    if pred.dim() == 2 and pred.size(1) == 1:
+        pred = pred.view(-1)
+    if pred.dim() != 1:
+        raise ValueError(
+            f"'pred' must hold scores [N], [N, 1] or two-class outputs [N, 2] "
+            f'(got shape {list(pred.shape)}); multi-class outputs are not '
+            f'supported'
+        )
+    if not pred.is_floating_point():
+        pred = pred.float()
+    if (
+        threshold == 0
+        and pred.numel() > 0
+        and bool(((pred >= 0) & (pred <= 1)).all())
+    ):
+        warnings.warn(
+            "Every score in 'pred' lies in [0, 1], but 'threshold' is 0, so "
+            'every node counts as positive. If these are probabilities, pass '
+            "'threshold=0.5'; the default 0 is meant for logits",
+            stacklevel=3,
+        )
+    return pred, pred > threshold
+
+
+def binary_labels(y: Tensor, num_nodes: int) -> Tensor:
+    if not isinstance(y, Tensor):
+        raise ValueError(
+            f"'y' must be a torch.Tensor (got {type(y).__name__})"
+        )
+    if y.dim() == 2 and y.size(1) == 1:
+        y = y.view(-1)
+    if y.dim() != 1 or y.numel() != num_nodes:
+        raise ValueError(
+            f"'y' must have one label per node (expected "
+            f'[{num_nodes}], got {list(y.shape)})'
+        )
+    if y.is_floating_point() and bool((y != y.round()).any()):
+        raise ValueError("'y' must hold the integer labels 0 and 1")
+    return y.long()
+
+
+def selected_nodes(
+    mask: Tensor | None, num_nodes: int, device: torch.device
+) -> Tensor:
+    if mask is None:
+        return torch.ones(num_nodes, dtype=torch.bool, device=device)
+    if not isinstance(mask, Tensor):
+        raise ValueError(
+            f"'mask' must be a torch.Tensor (got {type(mask).__name__})"
+        )
+    if mask.dtype == torch.uint8:
+        raise ValueError(
+            "'mask' is a torch.uint8 tensor, which is ambiguous (a mask or "
+            "node indices); pass a boolean mask ('mask.bool()') or "
+            "indices ('mask.long()')"
+        )
+    if mask.dtype == torch.bool:
+        if mask.shape != (num_nodes,):
+            raise ValueError(
+                f"A boolean 'mask' must have shape [{num_nodes}] "
+                f'(got {list(mask.shape)})'
+            )
+        return mask
+    if mask.is_floating_point() or mask.dim() != 1:
+        raise ValueError(
+            "'mask' must be a boolean mask or a 1-D tensor of node indices"
+        )
+    if mask.numel() > 0 and (
+        int(mask.min()) < -num_nodes or int(mask.max()) >= num_nodes
+    ):
+        raise ValueError(f"'mask' holds node indices outside [0, {num_nodes})")
+    selected = torch.zeros(num_nodes, dtype=torch.bool, device=device)
+    selected[mask] = True
+    return selected
