@@ -22,7 +22,7 @@ class BeMapInfo:
     rebuilt when the graph changes; the samples themselves are shared as
     :mod:`pyg_bemap.nn.sample_sharing` describes.
 
-    The groups are a copy of :obj:`sens`; every training pass compares them
+    The groups are a copy of :obj:`sens`; every sample drawn compares them
     with :obj:`sens` and raises if :obj:`sens` was edited in place since
     (by indexing, through :obj:`.data` or a NumPy view): the balance
     scores describe the old groups.
@@ -87,7 +87,6 @@ class BeMapInfo:
                 describe the old graph. (A plain edge list edited in place
                 gets a new cache.)
         """
-        self.check_groups_unchanged()
         cache = self.cache
         if cache is not None and cache.matches(graph):
             return cache
@@ -110,6 +109,7 @@ class BeMapInfo:
             self.balance,
             self.num_groups,
             grouping,
+            self.check_groups_unchanged,
         )
         self.cache = cache
         return cache
