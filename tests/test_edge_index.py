@@ -25,12 +25,14 @@ def assert_same_info(a, b):
         assert torch.equal(x, y)
 
 
-def test_attach_shares_memory_and_keeps_input():
+def test_attach_copies_the_edges_and_keeps_input():
     edge_index, data, balance = carrier()
     assert get_bemap(edge_index) is edge_index.bemap
     assert get_bemap(data.edge_index) is None
     assert type(data.edge_index) is torch.Tensor
-    assert edge_index.data_ptr() == data.edge_index.data_ptr()
+    assert torch.equal(edge_index.as_tensor(), data.edge_index)
+    # its own memory: an alias of the input made before cannot edit it
+    assert edge_index.as_tensor().data_ptr() != data.edge_index.data_ptr()
     assert edge_index.bemap.num_groups == 2
     assert edge_index.bemap.grouping is not None
 
@@ -220,3 +222,59 @@ def test_an_edit_of_the_edges_is_detected(route, layout):
     if layout == 'auto':
         with pytest.raises(ValueError, match="'edge_index' were modified"):
             layer(data.x, data.edge_index)
+
+
+ALIASES = {
+    '.data': lambda edges: edges.data,
+    'numpy': lambda edges: edges.numpy(),
+    'as_tensor': lambda edges: edges.as_tensor(),
+    'a view': lambda edges: edges[0],
+    'untyped_storage': lambda edges: edges.untyped_storage(),
+}
+
+
+@pytest.mark.parametrize('alias', list(ALIASES))
+def test_untracked_aliases_are_noticed(alias):
+    data = prepared_graph()
+    info = data.edge_index.bemap
+    assert not info.untracked_aliases  # the carrier owns its edges
+    data.edge_index.size(), data.edge_index.clone(), data.edge_index.max()
+    data.edge_index.to('cpu'), data.edge_index.detach()
+    assert not info.untracked_aliases  # nothing handed out its memory
+    ALIASES[alias](data.edge_index)
+    assert info.untracked_aliases
+
+
+def test_training_hands_out_no_alias_and_skips_the_content_check():
+    from torch_geometric.nn import GCN
+
+    from pyg_bemap import to_bemap
+
+    data = prepared_graph()
+    model = to_bemap(GCN(8, 8, num_layers=2))
+    model(data.x, data.edge_index).sum().backward()
+    model.eval()(data.x, data.edge_index)
+    info = data.edge_index.bemap
+    assert not info.untracked_aliases
+    # with no alias, the check reads the groups and the version counter
+    calls = []
+    identity = info.cache._identity
+    identity.check_unchanged = lambda: calls.append(1)
+    model.train()(data.x, data.edge_index)
+    assert calls == []
+    data.edge_index.numpy()
+    model(data.x, data.edge_index)
+    assert calls == [1]
+
+
+def test_an_edit_of_the_input_after_the_transform_changes_nothing():
+    from torch_geometric.data import Data
+
+    from pyg_bemap import BalanceAwareSampling
+
+    graph = random_graph(30, 200, seed=2, simple=True)
+    edges = graph.edge_index
+    data = BalanceAwareSampling()(Data(**dict(graph.items())))
+    before = data.edge_index.as_tensor().clone()
+    edges.numpy()[0, 0] = (edges[0, 0] + 1) % 30  # the caller's tensor
+    assert torch.equal(data.edge_index.as_tensor(), before)

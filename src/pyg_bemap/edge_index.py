@@ -9,7 +9,10 @@ from torch import Tensor
 
 from pyg_bemap.sampler_cache import EDITED_EDGES, SamplerCache
 from pyg_bemap.utils.groups import check_edge_index, sensitive_groups
-from pyg_bemap.utils.private_api import without_subclass_dispatch
+from pyg_bemap.utils.private_api import (
+    DATA_GETTER,
+    without_subclass_dispatch,
+)
 from pyg_bemap.utils.sampling import EdgeGrouping, check_balance
 
 
@@ -54,6 +57,10 @@ class BeMapInfo:
         self.cache: SamplerCache | None = None
         self._source: Tensor | None = sens
         self._name = name
+        #: Whether the edges may have been edited without torch counting it
+        #: (see :class:`BeMapEdgeIndex`): then every sample reads them to
+        #: check. True unless a carrier that owns its edges says otherwise.
+        self.untracked_aliases = True
 
     @property
     def num_nodes(self) -> int:
@@ -110,6 +117,7 @@ class BeMapInfo:
             self.num_groups,
             grouping,
             self.check_groups_unchanged,
+            lambda: self.untracked_aliases,
         )
         self.cache = cache
         return cache
@@ -136,6 +144,7 @@ class BeMapInfo:
         out.sens, out.num_groups = fn(self.sens), self.num_groups
         out.balance = fn(self.balance)
         out.cache, out._source, out._name = None, None, self._name
+        out.untracked_aliases = True  # until a carrier owns the result
         return out
 
     def __getstate__(self) -> dict[str, Any]:
@@ -152,6 +161,7 @@ class BeMapInfo:
         self.sens, self.balance = state['sens'], state['balance']
         self.num_groups, self.cache = state['num_groups'], None
         self._source, self._name = None, state.get('name', 'sens')
+        self.untracked_aliases = True
 
     def __deepcopy__(self, memo: dict[int, Any]) -> 'BeMapInfo':
         return self.apply(lambda t: t.clone())
@@ -176,11 +186,33 @@ _GRAPH_PRESERVING = {
 }
 
 
+#: Tensor methods that hand out the edges' memory in a form whose edits
+#: torch does not count in the version counter.
+_UNTRACKED_ALIASES = {
+    Tensor.numpy,
+    Tensor.__array__,
+    Tensor.__dlpack__,
+    Tensor.untyped_storage,
+    Tensor.data_ptr,
+    Tensor.share_memory_,
+    DATA_GETTER,
+}
+
+
 class BeMapEdgeIndex(Tensor):
     r"""An :obj:`edge_index` tensor (shape :obj:`[2, E]`) that carries a
     :class:`BeMapInfo`, so that :class:`~pyg_bemap.BeMapConv` finds the node
     groups and balance scores without any change to a model's
     :obj:`forward(x, edge_index)`.
+
+    It owns its edges (:func:`attach_bemap` copies them) and notices when
+    their memory is handed out in a form whose edits torch does not count
+    (:obj:`.data`, :meth:`numpy`, :meth:`as_tensor`, a view by indexing,
+    ...): until then, in-place edits are caught by the version counter
+    alone; from then on every sample also reads the edges to check their
+    content. :func:`torch.utils.dlpack.to_dlpack` and :obj:`as_subclass`
+    bypass this notice, so edits through their results go unnoticed: use
+    :meth:`as_tensor` for a plain alias.
 
     It is a plain :class:`torch.Tensor` for every operation; only the results
     of :meth:`clone`, :meth:`to`, :meth:`cpu`, :meth:`cuda`, :meth:`detach`,
@@ -203,6 +235,7 @@ class BeMapEdgeIndex(Tensor):
         kwargs = kwargs or {}
         with without_subclass_dispatch():
             out = func(*args, **kwargs)
+            _notice_aliases(func, args, out)
         if (
             func in _GRAPH_PRESERVING
             and isinstance(out, Tensor)
@@ -215,19 +248,28 @@ class BeMapEdgeIndex(Tensor):
         return out
 
     def as_tensor(self) -> Tensor:
-        r"""Returns the edges as a plain :class:`torch.Tensor` (no copy)."""
+        r"""Returns the edges as a plain :class:`torch.Tensor` (no copy): an
+        alias whose edits every later sample checks for."""
+        info = self.__dict__.get('bemap')
+        if info is not None:
+            info.untracked_aliases = True
         return self.as_subclass(Tensor)
 
     def __reduce_ex__(self, proto: Any) -> Any:
         # The grouping travels, so that a saved dataset need not regroup.
-        return (_rebuild, (self.as_tensor(), self.bemap, self.bemap.grouping))
+        return (
+            _rebuild,
+            (self.as_subclass(Tensor), self.bemap, self.bemap.grouping),
+        )
 
     def __deepcopy__(self, memo: dict[int, Any]) -> 'BeMapEdgeIndex':
         grouping = self.bemap.grouping
         if grouping is not None:
             grouping = EdgeGrouping(*(t.clone() for t in grouping))
         out = _rebuild(
-            self.as_tensor().clone(), copy.deepcopy(self.bemap), grouping
+            self.as_subclass(Tensor).clone(),
+            copy.deepcopy(self.bemap),
+            grouping,
         )
         memo[id(self)] = out
         return out
@@ -235,8 +277,36 @@ class BeMapEdgeIndex(Tensor):
     def __repr__(  # type: ignore[override]
         self, *, tensor_contents: Any = None
     ) -> str:
-        body = repr(self.as_tensor()).replace('tensor(', '', 1)[:-1]
+        body = repr(self.as_subclass(Tensor)).replace('tensor(', '', 1)[:-1]
         return f'{self.__class__.__name__}({body}, bemap={self.bemap})'
+
+
+def _notice_aliases(func: Callable, args: Any, out: Any) -> None:
+    r"""Marks the carrier's edges as possibly edited behind torch's back
+    when :obj:`func` handed out their memory: a method of
+    :obj:`_UNTRACKED_ALIASES`, or a result that is not a carrier but shares
+    the carrier's storage (a view, whose own :obj:`.data` or
+    :meth:`numpy` would escape this notice). Runs without subclass
+    dispatch."""
+    carrier = args[0] if args else None
+    if not isinstance(carrier, BeMapEdgeIndex):
+        return
+    info = carrier.__dict__.get('bemap')
+    if info is None or info.untracked_aliases:
+        return
+    if func in _UNTRACKED_ALIASES:
+        info.untracked_aliases = True
+        return
+    if func in _GRAPH_PRESERVING:  # its result becomes a carrier
+        return
+    storage = carrier.untyped_storage().data_ptr()
+    results = out if isinstance(out, (tuple, list)) else (out,)
+    info.untracked_aliases = any(
+        isinstance(t, Tensor)
+        and not isinstance(t, BeMapEdgeIndex)
+        and t.untyped_storage().data_ptr() == storage
+        for t in results
+    )
 
 
 def _carry(out: Tensor, info: BeMapInfo) -> BeMapEdgeIndex:
@@ -253,7 +323,9 @@ def _carry(out: Tensor, info: BeMapInfo) -> BeMapEdgeIndex:
     grouping = info.grouping
     if grouping is not None:
         grouping = EdgeGrouping(*(move(t) for t in grouping))
-    return _rebuild(out, info.apply(move), grouping)
+    copy_info = info.apply(move)
+    copy_info.untracked_aliases = False  # a new copy: no alias of it yet
+    return _rebuild(out, copy_info, grouping)
 
 
 def _rebuild(
@@ -262,7 +334,7 @@ def _rebuild(
     out = edges.as_subclass(BeMapEdgeIndex)
     out.bemap = info
     if grouping is not None:
-        info.sampler(out, out.as_tensor(), EdgeGrouping(*grouping))
+        info.sampler(out, out.as_subclass(Tensor), EdgeGrouping(*grouping))
     return out
 
 
@@ -273,8 +345,9 @@ def attach_bemap(
     num_groups: int | None = None,
     name: str = 'sens',
 ) -> BeMapEdgeIndex:
-    r"""Returns :obj:`edge_index` as a :class:`BeMapEdgeIndex` carrying the
-    node groups and balance scores (sharing memory with the input, which is
+    r"""Returns a copy of :obj:`edge_index` as a :class:`BeMapEdgeIndex`
+    carrying the node groups and balance scores (a copy, so that no alias of
+    the input made before escapes the check for stale edges; the input is
     not modified). Edges are grouped for the sampler here, once.
 
     Args:
@@ -287,13 +360,10 @@ def attach_bemap(
             error messages. (default: :obj:`'sens'`)
     """
     info = BeMapInfo(sens, balance, num_groups, name)
-    plain = (
-        edge_index.as_subclass(Tensor)
-        if isinstance(edge_index, Tensor)
-        else edge_index
-    )
-    check_edge_index(plain, info.num_nodes)
+    check_edge_index(edge_index, info.num_nodes)
+    plain = edge_index.as_subclass(Tensor).clone()
     out = _rebuild(plain, info)
+    info.untracked_aliases = False  # it owns its edges
     info.sampler(out, plain)  # groups the edges
     return out
 

@@ -223,7 +223,7 @@ class BeMapConv(MessagePassing):
         info = bemap if bemap is not None else get_bemap(edge_index)
         graph = edge_index
         if isinstance(edge_index, BeMapEdgeIndex):
-            edge_index = edge_index.as_tensor()
+            edge_index = edge_index.as_subclass(Tensor)  # no alias noted
         sparse = info is not None and self._sparse_layout(
             x, edge_index, args, kwargs, info
         )

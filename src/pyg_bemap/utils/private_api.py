@@ -44,6 +44,11 @@ def version_counter(tensor: Tensor) -> int:
         return 0
 
 
+#: What :meth:`__torch_function__` receives for reading :obj:`tensor.data`
+#: (the getter of a descriptor of torch's private tensor base class).
+DATA_GETTER = torch._C.TensorBase.__dict__['data'].__get__
+
+
 def without_subclass_dispatch() -> Any:
     r"""A context in which torch functions skip the
     :meth:`__torch_function__` of tensor subclasses."""
