@@ -324,7 +324,9 @@ def _carry(out: Tensor, info: BeMapInfo) -> BeMapEdgeIndex:
     if grouping is not None:
         grouping = EdgeGrouping(*(move(t) for t in grouping))
     copy_info = info.apply(move)
-    copy_info.untracked_aliases = False  # a new copy: no alias of it yet
+    # a copy has no alias of its own yet, but the caller cannot be told
+    # apart from a view here when the cache is gone: stay as cautious
+    copy_info.untracked_aliases = info.untracked_aliases
     return _rebuild(out, copy_info, grouping)
 
 
