@@ -44,9 +44,7 @@ def measure() -> list[dict]:
         data = case_graph(case)
         for name in FAMILIES:
             for dtype in DTYPES:
-                extra = {}
-                if case == 'edge-level' or FAMILIES[name][1] == 'edge_attr':
-                    extra = edge_level(name, data, dtype)
+                extra = edge_level(name, data, dtype, case == 'edge-level')
                 for layout in LAYOUTS:
                     rows.append(
                         dict(
@@ -106,13 +104,12 @@ def main() -> None:
         for key in ('family', 'case', 'layout'):
             print(f'Largest difference in {what}, per {key}:\n')
             print('\n'.join(table(rows, key, column)) + '\n')
+    limit = {SHORT[d]: 10 * t for d, t in TOLERANCE.items()}
     over = [
         r
         for r in rows
         for c in ('eval', 'train')
-        if isinstance(r[c], float)
-        and r[c]
-        > 10 * TOLERANCE[next(d for d, s in SHORT.items() if s == r['dtype'])]
+        if isinstance(r[c], float) and r[c] > limit[r['dtype']]
     ]
     print(f'Measurements over tolerance: {len(over)}')
     if args.csv:

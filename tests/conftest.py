@@ -1,3 +1,6 @@
+import subprocess
+import sys
+
 import torch
 from hypothesis import settings
 from torch_geometric.data import Data
@@ -23,3 +26,13 @@ def random_graph(
     s = torch.randint(0, num_groups, (num_nodes,), generator=gen)
     x = torch.randn(num_nodes, 8, generator=gen)
     return Data(x=x, edge_index=edge_index, s=s, num_nodes=num_nodes)
+
+
+def run_python(*args: str, **kwargs) -> subprocess.CompletedProcess:
+    r"""Runs this interpreter with :obj:`args` (a script, or :obj:`'-c'`
+    and code) in a fresh process, its output captured as text, for at most
+    ten minutes."""
+    kwargs.setdefault('timeout', 600)
+    return subprocess.run(
+        [sys.executable, *args], capture_output=True, text=True, **kwargs
+    )

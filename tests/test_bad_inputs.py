@@ -3,8 +3,6 @@ names the argument and the fix, or a documented NaN with a warning; none
 gives a silently wrong answer."""
 
 import math
-import subprocess
-import sys
 import warnings
 
 import pytest
@@ -32,7 +30,7 @@ from pyg_bemap import (
     to_bemap,
 )
 from pyg_bemap.utils import counts
-from tests.conftest import random_graph
+from tests.conftest import random_graph, run_python
 
 
 def graph(seed=0):
@@ -439,8 +437,6 @@ def test_no_sparse_warnings_without_torch_sparse():
         'model(data.x, data.edge_index).sum().backward()\n'
         'print("ok")\n'
     )
-    result = subprocess.run(
-        [sys.executable, '-c', script], capture_output=True, text=True
-    )
+    result = run_python('-c', script)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == 'ok' and 'Warning' not in result.stderr

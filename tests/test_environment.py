@@ -1,11 +1,10 @@
 import os
-import subprocess
-import sys
 
 import pytest
 import torch_geometric.typing as pyg_typing
 
 import pyg_bemap
+from tests.conftest import run_python
 
 
 def test_top_level_exports():
@@ -54,8 +53,6 @@ def test_the_library_needs_neither_the_lab_nor_its_stack():
         'data.y, data.s)\n'
         'print("ok")\n'
     )
-    result = subprocess.run(
-        [sys.executable, '-c', script], capture_output=True, text=True
-    )
+    result = run_python('-c', script)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == 'ok'

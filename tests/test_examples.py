@@ -1,9 +1,9 @@
 import os
-import subprocess
-import sys
 
 import pytest
 from torch_geometric.typing import WITH_PYG_LIB, WITH_TORCH_SPARSE
+
+from tests.conftest import run_python
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 needs_neighbor_sampler = pytest.mark.skipif(
@@ -12,13 +12,9 @@ needs_neighbor_sampler = pytest.mark.skipif(
 )
 
 
-def run(script, *args):
-    return subprocess.run(
-        [sys.executable, os.path.join(ROOT, script), *args],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=True,
+def run(script, *args, **kwargs):
+    return run_python(
+        os.path.join(ROOT, script), *args, check=True, **kwargs
     ).stdout
 
 
@@ -61,21 +57,14 @@ def test_scaling_benchmark_runs():
 
 
 def test_epoch_benchmark_runs(tmp_path):
-    env_out = subprocess.run(
-        [
-            sys.executable,
-            os.path.join(ROOT, 'benchmarks', 'bench_epoch.py'),
-            '--nodes',
-            '2000',
-            '--repeat',
-            '1',
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=True,
+    env_out = run(
+        'benchmarks/bench_epoch.py',
+        '--nodes',
+        '2000',
+        '--repeat',
+        '1',
         env={**os.environ, 'PYG_BEMAP_DATA': str(tmp_path)},
-    ).stdout
+    )
     assert 'BeMap(sym), sparse (auto)' in env_out
     assert 'x vanilla edge_index' in env_out
 
@@ -118,11 +107,6 @@ def test_minibatch_example_on_a_small_graph():
     'script', ['examples/ddp_training.py', 'examples/minibatch_large.py']
 )
 def test_neighbor_loader_examples_say_what_they_need(script):
-    proc = subprocess.run(
-        [sys.executable, os.path.join(ROOT, script)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    proc = run_python(os.path.join(ROOT, script))
     assert proc.returncode == 1
     assert proc.stderr.count('\n') == 1 and 'torch-sparse' in proc.stderr

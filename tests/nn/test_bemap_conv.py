@@ -2,7 +2,6 @@ import copy
 
 import pytest
 import torch
-from torch_geometric.data import Data
 from torch_geometric.nn import (
     GATConv,
     GCNConv,
@@ -39,8 +38,11 @@ if WITH_TORCH_SPARSE:  # GAT with a sparse path
     CONVS['fused-gat'] = lambda: FusedGATConv(8, 16, heads=2)
 
 
-def prepared(num_nodes=60, num_edges=600, seed=0):
-    return BalanceAwareSampling()(random_graph(num_nodes, num_edges, 2, seed))
+def prepared(num_nodes=60, num_edges=600, seed=0, simple=False):
+    r"""A multigraph with self-loops and repeated edges, or, with
+    :obj:`simple`, the same graph without them, transformed."""
+    graph = random_graph(num_nodes, num_edges, 2, seed, simple=simple)
+    return BalanceAwareSampling()(graph)
 
 
 def test_repr():
@@ -100,9 +102,7 @@ def test_state_dict_has_the_inner_layers_keys():
 @pytest.mark.parametrize('name', list(CONVS))
 @pytest.mark.parametrize('simple', [True, False])
 def test_eval_is_the_inner_conv_on_the_full_graph(name, simple):
-    data = prepared()  # a multigraph with self-loops and repeated edges
-    if simple:
-        data = BalanceAwareSampling()(simple_graph(data))
+    data = prepared(simple=simple)
     inner = CONVS[name]().eval()
     plain = data.edge_index.as_tensor()
     expected = inner(data.x, plain)
@@ -116,15 +116,8 @@ def test_eval_is_the_inner_conv_on_the_full_graph(name, simple):
         assert torch.equal(out, expected)
 
 
-def simple_graph(data):
-    r"""The graph without self-loops and repeated edges."""
-    plain = data.edge_index.as_subclass(torch.Tensor)
-    plain = torch.unique(plain[:, plain[0] != plain[1]], dim=1)
-    return Data(x=data.x, edge_index=plain, s=data.s, num_nodes=data.num_nodes)
-
-
 def test_eval_builds_the_full_sparse_graph_once():
-    data = BalanceAwareSampling()(simple_graph(prepared()))
+    data = prepared(simple=True)
     first, second = BeMapConv(SpyGCN(8, 8)), BeMapConv(SpyGCN(8, 4))
     for _ in range(2):
         for layer in (first, second):
@@ -428,7 +421,7 @@ def SpyGCN(*args, **kwargs):
 
 @pytest.mark.parametrize('name', [n for n in CONVS if n != 'gat'])
 def test_sparse_layout_computes_the_same_function(name):
-    data = BalanceAwareSampling()(simple_graph(prepared()))
+    data = prepared(simple=True)
     outs, grads = [], []
     for layout in ('edge_index', 'sparse'):
         torch.manual_seed(0)
@@ -444,7 +437,7 @@ def test_sparse_layout_computes_the_same_function(name):
 
 
 def test_auto_layout_picks_sparse_for_fused_layers_only():
-    data = BalanceAwareSampling()(simple_graph(prepared()))
+    data = prepared(simple=True)
     gcn = BeMapConv(SpyGCN(8, 4))
     gcn(data.x, data.edge_index)
     assert (
@@ -469,7 +462,7 @@ def test_auto_layout_picks_sparse_for_fused_layers_only():
 
 
 def test_sparse_adjacency_is_shared_by_the_layers_of_a_pass():
-    data = BalanceAwareSampling()(simple_graph(prepared()))
+    data = prepared(simple=True)
 
     class Two(torch.nn.Module):
         def __init__(self):
@@ -514,7 +507,7 @@ def test_subclasses_and_hooked_layers_take_the_edge_list():
     hooked = GCNConv(8, 4)
     hooked.register_message_forward_hook(lambda module, inputs, out: out * 2)
     assert not same_on_sparse(hooked)
-    data = BalanceAwareSampling()(simple_graph(prepared()))
+    data = prepared(simple=True)
     for inner in (ScaledMessages(8, 4), hooked):
         expected = inner(data.x, data.edge_index.as_tensor())
         out = BeMapConv(copy.deepcopy(inner)).eval()(data.x, data.edge_index)

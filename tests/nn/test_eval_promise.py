@@ -142,9 +142,12 @@ def case_graph(case, seed=0):
     )
 
 
-def edge_level(name, data, dtype, seed=0):
-    r"""The edge-level keyword argument of a family, or none."""
+def edge_level(name, data, dtype, wanted=True, seed=0):
+    r"""The edge-level keyword argument of a family when :obj:`wanted` or
+    when the layer needs it (edge attributes), else none."""
     kind = FAMILIES[name][1]
+    if not wanted and kind != 'edge_attr':
+        return {}
     gen = torch.Generator().manual_seed(seed)
     num_edges = data.edge_index.size(1)
     if kind == 'edge_weight':
@@ -237,9 +240,7 @@ def graphs(draw):
 def test_eval_is_the_inner_conv_and_training_keeps_the_dtype(
     data, name, layout, dtype, with_edge_level
 ):
-    extra = edge_level(name, data, dtype) if with_edge_level else {}
-    if FAMILIES[name][1] == 'edge_attr':
-        extra = edge_level(name, data, dtype)  # the layer needs them
+    extra = edge_level(name, data, dtype, wanted=with_edge_level)
     diff = eval_difference(name, data, layout, dtype, extra)
     if isinstance(diff, float):
         assert diff <= TOLERANCE[dtype] * 10
@@ -253,9 +254,7 @@ def test_eval_is_the_inner_conv_and_training_keeps_the_dtype(
 def test_named_cases_in_float64(case, name):
     r"""The cases of the issue, in float64 (which crashed before)."""
     data = case_graph(case)
-    extra = (
-        edge_level(name, data, torch.float64) if case == 'edge-level' else {}
-    )
+    extra = edge_level(name, data, torch.float64, case == 'edge-level')
     for layout in LAYOUTS:
         assert (
             eval_difference(name, data, layout, torch.float64, extra) < 1e-12

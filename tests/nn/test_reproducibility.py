@@ -5,15 +5,13 @@ samples."""
 
 import json
 import os
-import subprocess
-import sys
 
 import pytest
 import torch
 from torch_geometric.nn import GCN, GCNConv
 
 from pyg_bemap import BalanceAwareSampling, BeMapConv, BeMapGCN, to_bemap
-from tests.conftest import random_graph
+from tests.conftest import random_graph, run_python
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(__file__)))
 
@@ -99,7 +97,7 @@ def _as_key(graph):
 SCRIPT = """
 import json, sys, torch
 from pyg_bemap import BalanceAwareSampling
-from tests.conftest import random_graph
+from tests.conftest import random_graph, run_python
 from tests.nn.test_reproducibility import losses
 data = BalanceAwareSampling()(random_graph(60, 600, seed=1))
 print(json.dumps({n: losses(n, data) for n in sys.argv[1:]}))
@@ -108,13 +106,7 @@ print(json.dumps({n: losses(n, data) for n in sys.argv[1:]}))
 
 def test_same_seed_same_losses_across_processes():
     def run():
-        proc = subprocess.run(
-            [sys.executable, '-c', SCRIPT, *MODELS],
-            capture_output=True,
-            text=True,
-            cwd=ROOT,
-            check=True,
-        )
+        proc = run_python('-c', SCRIPT, *MODELS, cwd=ROOT, check=True)
         return json.loads(proc.stdout)
 
     first, second = run(), run()
