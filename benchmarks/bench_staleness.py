@@ -53,7 +53,7 @@ def main():
     data = BalanceAwareSampling()(data)
     layer = BeMapConv(Identity(), layout='edge_index')
     layer(data.x, data.edge_index)  # builds the sampler's cache
-    cache = data.edge_index.bemap.cache
+    cache = data.edge_index.bemap.graph_sampler
     key = (layer.beta, layer.min_keep, layer.strategy)
     seeds = iter(range(10**9))
     resamples = {

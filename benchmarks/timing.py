@@ -10,6 +10,7 @@ import numpy as np
 from torch import Tensor
 from torch_geometric.data import Data
 
+from pyg_bemap.settings import SamplerSettings
 from pyg_bemap.utils.sampling import SamplingPlan, draw_edge_mask
 
 
@@ -44,7 +45,7 @@ def resampler(prepared: Data) -> tuple[SamplingPlan, Callable[[], Tensor]]:
     draws one sample and applies it, as a training pass does."""
     plain = prepared.edge_index.as_tensor()
     cache = prepared.edge_index.bemap.sampler(prepared.edge_index, plain)
-    plan = cache.plan((0.25, 4, 'balance'))
+    plan = cache.plan(SamplerSettings())
     return plan, lambda: plain[:, draw_edge_mask(plan)]
 
 

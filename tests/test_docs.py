@@ -90,7 +90,7 @@ def test_the_api_reference_shows_no_internals(site):
     assert 'Runs the forward pass of the module' not in page  # inherited
     names = {i.rsplit('.', 1)[-1] for i in _ids(osp.join(site, 'api.html'))}
     internals = set(
-        'PassScope CallReplay layer_sample pass_scope SamplerCache '
+        'PassScope CallReplay layer_seed pass_scope GraphSampler '
         'SEED_RANGE git_blob_id group_edges'.split()
     )
     assert 'BeMapConv' in names and not names & internals

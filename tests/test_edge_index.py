@@ -4,7 +4,13 @@ import io
 import pytest
 import torch
 
-from pyg_bemap import BeMapEdgeIndex, BeMapInfo, attach_bemap, get_bemap
+from pyg_bemap import (
+    BeMapEdgeIndex,
+    BeMapInfo,
+    SamplerSettings,
+    attach_bemap,
+    get_bemap,
+)
 from tests.conftest import random_graph
 
 
@@ -113,19 +119,19 @@ def test_sampler_cache_is_rebuilt_for_another_graph():
 
 def test_an_alias_shares_the_information_and_a_copy_keeps_the_grouping():
     edge_index, _, _ = carrier()
-    cache = edge_index.bemap.cache
+    cache = edge_index.bemap.graph_sampler
     detached = edge_index.detach()
     assert detached.bemap is edge_index.bemap
     assert detached.bemap.sampler(detached, detached.as_tensor()) is cache
     cloned = edge_index.clone()
     assert cloned.bemap is not edge_index.bemap
-    assert cloned.bemap.cache is not cache
+    assert cloned.bemap.graph_sampler is not cache
     assert cloned.bemap.grouping.perm is cache.grouping.perm  # not regrouped
 
 
 def test_an_in_place_edit_of_the_carrier_raises():
     edge_index, data, balance = carrier()
-    cache = edge_index.bemap.cache
+    cache = edge_index.bemap.graph_sampler
     assert cache.matches(edge_index)
     edge_index[0, 0] = edge_index[1, 0]  # now a self-loop
     assert not cache.matches(edge_index) and cache.edited(edge_index)
@@ -159,9 +165,9 @@ def test_a_state_with_the_caches_of_earlier_versions_loads():
             _masked_adjacency=None,
         )
     )
-    assert old.cache is None and not hasattr(old, '_plans')
+    assert old.graph_sampler is None and not hasattr(old, '_plans')
     plain = edge_index.as_tensor()
-    assert old.sampler(plain, plain).plan((0.25, 4, 'balance')).num_edges == 80
+    assert old.sampler(plain, plain).plan(SamplerSettings()).num_edges == 80
 
 
 def prepared_graph():
@@ -258,7 +264,7 @@ def test_training_hands_out_no_alias_and_skips_the_content_check():
     assert not info.untracked_aliases
     # with no alias, the check reads the groups and the version counter
     calls = []
-    identity = info.cache._identity
+    identity = info.graph_sampler._identity
     identity.check_unchanged = lambda: calls.append(1)
     model.train()(data.x, data.edge_index)
     assert calls == []

@@ -2,7 +2,7 @@ r"""The functional API: balanced_edge_sample reuses the carrier's plan."""
 
 import torch
 
-from pyg_bemap import BalanceAwareSampling, balanced_edge_sample, functional
+from pyg_bemap import BalanceAwareSampling, balanced_edge_sample, sampler
 from tests.conftest import random_graph
 
 
@@ -10,9 +10,9 @@ def test_functional_api_reuses_the_carried_plan(monkeypatch):
     data = BalanceAwareSampling()(random_graph(60, 600, 2, 0))
     plain = data.edge_index.as_tensor()
     calls = []
-    group_edges = functional.group_edges
+    group_edges = sampler.group_edges
     monkeypatch.setattr(
-        functional,
+        sampler,
         'group_edges',
         lambda *args: calls.append(1) or group_edges(*args),
     )

@@ -2,9 +2,9 @@ r"""BeMap (Balanced Message Passing) for PyTorch Geometric."""
 
 import torch
 
+from pyg_bemap.bemap_info import BeMapInfo
 from pyg_bemap.edge_index import (
     BeMapEdgeIndex,
-    BeMapInfo,
     _rebuild,
     attach_bemap,
     get_bemap,
@@ -12,6 +12,7 @@ from pyg_bemap.edge_index import (
 from pyg_bemap.functional import balanced_edge_sample
 from pyg_bemap.metrics import FairnessReport, fairness_report
 from pyg_bemap.nn import BeMapConv, BeMapGCN, RowNormConv, to_bemap
+from pyg_bemap.settings import SamplerSettings
 from pyg_bemap.transforms import AttachBeMap, BalanceAwareSampling
 from pyg_bemap.utils import (
     balance_score,
@@ -37,6 +38,7 @@ __all__ = [
     'BeMapInfo',
     'FairnessReport',
     'RowNormConv',
+    'SamplerSettings',
     'attach_bemap',
     'balance_score',
     'balanced_edge_sample',

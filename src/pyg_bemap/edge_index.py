@@ -4,174 +4,15 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
-import torch
 from torch import Tensor
 
-from pyg_bemap.sampler_cache import EDITED_EDGES, SamplerCache
-from pyg_bemap.utils.groups import check_edge_index, sensitive_groups
+from pyg_bemap.bemap_info import BeMapInfo
+from pyg_bemap.utils.groups import check_edge_index
 from pyg_bemap.utils.private_api import (
     DATA_GETTER,
     without_subclass_dispatch,
 )
-from pyg_bemap.utils.sampling import EdgeGrouping, check_balance
-
-
-class BeMapInfo:
-    r"""What BeMap's sampler needs to know about the nodes of a graph: the
-    sensitive group and the balance score of every node.
-
-    It also caches what the sampler derives from the graph it was last used
-    with (the edges grouped per target and group, each setting's quotas),
-    rebuilt when the graph changes; the samples themselves are shared as
-    :mod:`pyg_bemap.nn.sample_sharing` describes.
-
-    The groups are a copy of :obj:`sens`; every sample drawn compares them
-    with :obj:`sens` and raises if :obj:`sens` was edited in place since
-    (by indexing, through :obj:`.data` or a NumPy view): the balance
-    scores describe the old groups.
-
-    Args:
-        sens (torch.Tensor): The sensitive group of every node, :obj:`[N]`.
-        balance (torch.Tensor): The balance score of every node, :obj:`[N]`.
-        num_groups (int, optional): The number of groups.
-            (default: :obj:`None`, inferred)
-        name (str, optional): The name of the sensitive attribute, for
-            error messages. (default: :obj:`'sens'`)
-    """
-
-    def __init__(
-        self,
-        sens: Tensor,
-        balance: Tensor,
-        num_groups: int | None = None,
-        name: str = 'sens',
-    ):
-        num_nodes = sens.numel() if isinstance(sens, Tensor) else 0
-        groups, self.num_groups = sensitive_groups(
-            sens, num_nodes, num_groups, name
-        )
-        if groups.data_ptr() == sens.data_ptr():
-            groups = groups.clone()  # never the caller's memory
-        self.sens = groups
-        self.balance = check_balance(balance, self.sens)
-        self.cache: SamplerCache | None = None
-        self._source: Tensor | None = sens
-        self._name = name
-        #: Whether the edges may have been edited without torch counting it
-        #: (see :class:`BeMapEdgeIndex`): then every sample reads them to
-        #: check. True unless a carrier that owns its edges says otherwise.
-        self.untracked_aliases = True
-
-    @property
-    def num_nodes(self) -> int:
-        return self.sens.numel()
-
-    @property
-    def grouping(self) -> EdgeGrouping | None:
-        r"""The edge grouping of the cached graph, if any."""
-        return self.cache.grouping if self.cache is not None else None
-
-    def sampler(
-        self,
-        graph: Any,
-        edge_index: Tensor,
-        grouping: EdgeGrouping | None = None,
-    ) -> SamplerCache:
-        r"""Returns the sampler cache of :obj:`graph` (whose (source,
-        target) pairs are :obj:`edge_index`), building it when the cached
-        one belongs to another graph or the graph was modified in place.
-
-        Args:
-            graph: The graph as the layers receive it.
-            edge_index (torch.Tensor): Its edges, :obj:`[2, E]`.
-            grouping (EdgeGrouping, optional): Its edge grouping, if known.
-                (default: :obj:`None`)
-
-        Raises:
-            ValueError: If :obj:`graph` is a :class:`BeMapEdgeIndex` whose
-                edges were modified in place since the information was
-                attached, or the sensitive attribute was: the balance scores
-                describe the old graph. (A plain edge list edited in place
-                gets a new cache.)
-        """
-        cache = self.cache
-        if cache is not None and cache.matches(graph):
-            return cache
-        if (
-            cache is not None
-            and isinstance(graph, BeMapEdgeIndex)
-            and cache.edited(graph)
-        ):
-            raise ValueError(EDITED_EDGES)
-        check_edge_index(edge_index, self.num_nodes)
-        if edge_index.device != self.sens.device:
-            raise ValueError(
-                f'The graph is on {edge_index.device} but its '
-                f'BeMap information is on {self.sens.device}'
-            )
-        cache = SamplerCache(
-            graph,
-            edge_index,
-            self.sens,
-            self.balance,
-            self.num_groups,
-            grouping,
-            self.check_groups_unchanged,
-            lambda: self.untracked_aliases,
-        )
-        self.cache = cache
-        return cache
-
-    def check_groups_unchanged(self) -> None:
-        r"""Raises a :class:`ValueError` if the sensitive attribute the
-        groups were copied from was edited in place since."""
-        source = self._source
-        if source is not None and not torch.equal(
-            source.to(self.sens.dtype), self.sens
-        ):
-            raise ValueError(
-                f"The sensitive attribute '{self._name}' was modified in "
-                f'place after BalanceAwareSampling (or AttachBeMap) computed '
-                f'the balance scores from it, which describe the old groups. '
-                f'Edit it before applying BalanceAwareSampling, or apply it '
-                f'again to the edited graph'
-            )
-
-    def apply(self, fn: Callable[[Tensor], Tensor]) -> 'BeMapInfo':
-        r"""Returns a copy with :obj:`fn` applied to every tensor (e.g. a
-        device move), without the sampler's cache (rebuilt on first use)."""
-        out = BeMapInfo.__new__(BeMapInfo)
-        out.sens, out.num_groups = fn(self.sens), self.num_groups
-        out.balance = fn(self.balance)
-        out.cache, out._source, out._name = None, None, self._name
-        out.untracked_aliases = True  # until a carrier owns the result
-        return out
-
-    def __getstate__(self) -> dict[str, Any]:
-        return {  # the cache is rebuilt on demand
-            'sens': self.sens,
-            'balance': self.balance,
-            'num_groups': self.num_groups,
-            'name': self._name,
-        }
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        # Only the node data: states saved by earlier versions also hold
-        # caches, which are rebuilt on demand.
-        self.sens, self.balance = state['sens'], state['balance']
-        self.num_groups, self.cache = state['num_groups'], None
-        self._source, self._name = None, state.get('name', 'sens')
-        self.untracked_aliases = True
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> 'BeMapInfo':
-        return self.apply(lambda t: t.clone())
-
-    def __repr__(self) -> str:
-        return (
-            f'{self.__class__.__name__}(num_nodes={self.num_nodes}, '
-            f'num_groups={self.num_groups})'
-        )
-
+from pyg_bemap.utils.sampling import EdgeGrouping
 
 # Tensor methods whose result is the same graph: the result keeps the info.
 _GRAPH_PRESERVING = {
@@ -311,9 +152,10 @@ def _notice_aliases(func: Callable, args: Any, out: Any) -> None:
 
 def _carry(out: Tensor, info: BeMapInfo) -> BeMapEdgeIndex:
     r"""The result of a graph-preserving operation as a carrier: with the
-    same information (and caches) when it is the same memory, e.g.
+    same information (and sampler) when it is the same memory, e.g.
     :meth:`detach`; else with a copy holding the grouping."""
-    if info.cache is not None and info.cache.matches(out):
+    sampler = info.graph_sampler
+    if sampler is not None and sampler.matches(out):
         return _rebuild(out, info)
     device = out.device
 
@@ -325,7 +167,7 @@ def _carry(out: Tensor, info: BeMapInfo) -> BeMapEdgeIndex:
         grouping = EdgeGrouping(*(move(t) for t in grouping))
     copy_info = info.apply(move)
     # a copy has no alias of its own yet, but the caller cannot be told
-    # apart from a view here when the cache is gone: stay as cautious
+    # apart from a view here when the sampler is gone: stay as cautious
     copy_info.untracked_aliases = info.untracked_aliases
     return _rebuild(out, copy_info, grouping)
 
@@ -363,10 +205,17 @@ def attach_bemap(
     """
     info = BeMapInfo(sens, balance, num_groups, name)
     check_edge_index(edge_index, info.num_nodes)
+    return carrier_of(edge_index, info)
+
+
+def carrier_of(edge_index: Tensor, info: BeMapInfo) -> BeMapEdgeIndex:
+    r""":func:`attach_bemap` for an :obj:`edge_index` and :obj:`info` that
+    were checked already (by :func:`attach_bemap` or
+    :class:`~pyg_bemap.BalanceAwareSampling`)."""
     plain = edge_index.as_subclass(Tensor).clone()
     out = _rebuild(plain, info)
     info.untracked_aliases = False  # it owns its edges
-    info.sampler(out, plain)  # groups the edges
+    info.sampler(out, plain, checked=True)  # groups the edges
     return out
 
 

@@ -5,20 +5,16 @@ import torch
 from torch import Tensor
 
 from pyg_bemap.edge_index import get_bemap
-from pyg_bemap.sampler_cache import SamplerCache
+from pyg_bemap.sampler import GraphSampler
+from pyg_bemap.settings import SamplerSettings
+from pyg_bemap.utils.balance import check_balance
+from pyg_bemap.utils.checks import check_generator
 from pyg_bemap.utils.groups import (
     check_edge_index,
     check_same_device,
     sensitive_groups,
 )
-from pyg_bemap.utils.sampling import (
-    check_balance,
-    check_sampling_args,
-    draw_seed,
-    draw_seeded_edge_mask,
-    group_edges,
-    sampling_plan,
-)
+from pyg_bemap.utils.sampling import draw_seed
 
 
 def balanced_edge_sample(
@@ -28,9 +24,10 @@ def balanced_edge_sample(
     *,
     num_nodes: int | None = None,
     num_groups: int | None = None,
-    beta: float = 0.25,
-    min_keep: int = 4,
-    strategy: str = 'balance',
+    beta: float | None = None,
+    min_keep: int | None = None,
+    strategy: str | None = None,
+    settings: SamplerSettings | None = None,
     training: bool = True,
     generator: torch.Generator | None = None,
 ) -> tuple[Tensor, Tensor]:
@@ -71,6 +68,8 @@ def balanced_edge_sample(
             (default: :obj:`4`)
         strategy (str, optional): :obj:`'balance'`, :obj:`'uniform'` or
             :obj:`'degree'`. (default: :obj:`'balance'`)
+        settings (SamplerSettings, optional): The three above as one value.
+            (default: :obj:`None`)
         training (bool, optional): If set to :obj:`False`, returns the input
             unchanged and an all-true mask. (default: :obj:`True`)
         generator (torch.Generator, optional): The random generator, from
@@ -83,7 +82,10 @@ def balanced_edge_sample(
         :obj:`edge_index[:, edge_mask]` and the boolean mask over the input
         edges.
     """
-    check_sampling_args(beta, min_keep, strategy, generator)
+    settings = SamplerSettings.resolve(
+        settings, beta=beta, min_keep=min_keep, strategy=strategy
+    )
+    check_generator(generator)
     if num_nodes is None and isinstance(sens, Tensor):
         num_nodes = sens.numel()
     num_nodes = check_edge_index(edge_index, num_nodes)
@@ -95,21 +97,18 @@ def balanced_edge_sample(
         return edge_index, edge_index.new_ones(
             edge_index.size(1), dtype=torch.bool
         )
-    key = (beta, min_keep, strategy)
-    cache = _carried_sampler(edge_index, sens, balance, num_groups)
-    if cache is not None:
-        plan = cache.plan(key)
-    else:
-        grouping = group_edges(edge_index, sens, num_groups)
-        plan = sampling_plan(edge_index, grouping, sens, balance, *key)
-    mask = draw_seeded_edge_mask(plan, draw_seed(generator))
+    sampler = _carried_sampler(edge_index, sens, balance, num_groups)
+    if sampler is None:
+        plain = edge_index.as_subclass(Tensor)
+        sampler = GraphSampler(plain, plain, sens, balance, num_groups)
+    mask = sampler.draw(settings, draw_seed(generator)).mask
     return edge_index[:, mask], mask
 
 
 def _carried_sampler(
     edge_index: Tensor, sens: Tensor, balance: Tensor, num_groups: int
-) -> SamplerCache | None:
-    r"""The carrier's sampler cache, when :obj:`edge_index` is a
+) -> GraphSampler | None:
+    r"""The carrier's sampler, when :obj:`edge_index` is a
     :class:`~pyg_bemap.BeMapEdgeIndex` carrying these very groups and
     scores; else :obj:`None`."""
     info = get_bemap(edge_index)

@@ -278,6 +278,23 @@ def test_gat_adds_self_loops_once_per_mode_for_the_same_graph(monkeypatch):
 
 
 @pytest.mark.skipif(not WITH_TORCH_SPARSE, reason='needs torch-sparse')
+def test_fused_gat_never_changes_itself_in_forward(monkeypatch):
+    seen = []
+    forward = GATConv.forward
+
+    def watching(module, *args, **kwargs):
+        seen.append(fused.add_self_loops)  # the layer, during its forward
+        return forward(module, *args, **kwargs)
+
+    monkeypatch.setattr(GATConv, 'forward', watching)
+    x, edge_index = graph()
+    fused = FusedGATConv(8, 6, heads=2)
+    state = dict(vars(fused))
+    fused(x, transposed_adjacency(edge_index, x.size(0))).sum().backward()
+    assert seen == [True] and vars(fused) == state
+
+
+@pytest.mark.skipif(not WITH_TORCH_SPARSE, reason='needs torch-sparse')
 def test_bemap_samples_come_with_their_transpose(monkeypatch):
     sorts, csr2csc = [], torch_sparse.SparseStorage.csr2csc
 

@@ -220,7 +220,7 @@ def test_scope_closes_after_an_exception(data):
     model = to_bemap(Failing())
     with pytest.raises(RuntimeError, match='boom'):
         model(data.x, data.edge_index)
-    assert model.bemap_pass_scope.samples() is None
+    assert model.bemap_pass_scope.seeds() is None
 
 
 def test_scope_survives_deepcopy_and_pickling(data):
@@ -244,7 +244,7 @@ def test_scope_survives_deepcopy_and_pickling(data):
 
 def test_pass_scope_outside_a_pass():
     scope = PassScope()
-    assert scope.samples() is None
+    assert scope.seeds() is None
     assert repr(scope) == 'PassScope()'
 
 

@@ -11,7 +11,12 @@ from torch_geometric.nn import (
 )
 from torch_geometric.nn.models import GAT, GCN, GIN, EdgeCNN, GraphSAGE
 
-from pyg_bemap import BalanceAwareSampling, BeMapConv, to_bemap
+from pyg_bemap import (
+    BalanceAwareSampling,
+    BeMapConv,
+    SamplerSettings,
+    to_bemap,
+)
 from tests.conftest import random_graph
 from tests.nn.test_checkpointing import DeepGCN
 
@@ -109,15 +114,11 @@ def test_settings_reach_every_layer():
         layout='edge_index',
         generator=generator,
     )
-    assert [layer.settings for layer in bemap_layers(model)] == [
-        dict(
-            beta=0.5,
-            min_keep=2,
-            strategy='degree',
-            layout='edge_index',
-            generator=generator,
-        )
-    ] * 3
+    settings = SamplerSettings(beta=0.5, min_keep=2, strategy='degree')
+    assert [
+        (layer.settings, layer.layout, layer.generator)
+        for layer in bemap_layers(model)
+    ] == [(settings, 'edge_index', generator)] * 3
 
 
 def test_copy_by_default_or_in_place():

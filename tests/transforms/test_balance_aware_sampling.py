@@ -1,7 +1,11 @@
+import sys
+
 import pytest
 import torch
 from torch_geometric.data import Data, HeteroData
 
+import pyg_bemap.utils.balance as balance
+import pyg_bemap.utils.groups as groups
 from pyg_bemap import BalanceAwareSampling, BeMapEdgeIndex
 from pyg_bemap.utils import balance_score
 from tests.conftest import random_graph
@@ -116,3 +120,25 @@ def test_graph_survives_data_operations():
     assert isinstance(
         Data(edge_index=out.edge_index).edge_index, BeMapEdgeIndex
     )
+
+
+def test_transform_checks_its_input_once(monkeypatch):
+    # Every check of the groups, the edges and the scores, wherever a
+    # module of the package imported it, is counted.
+    calls: dict[str, int] = {}
+    checks = {
+        'sensitive_groups': groups.sensitive_groups,
+        'check_edge_index': groups.check_edge_index,
+        'check_balance': balance.check_balance,
+    }
+    for module in [m for n, m in sys.modules.items() if 'pyg_bemap' in n]:
+        for name, check in checks.items():
+            if getattr(module, name, None) is check:
+
+                def counted(*args, _name=name, _check=check, **kwargs):
+                    calls[_name] = calls.get(_name, 0) + 1
+                    return _check(*args, **kwargs)
+
+                monkeypatch.setattr(module, name, counted)
+    BalanceAwareSampling()(random_graph(40, 300, 2, 0))
+    assert calls == {'sensitive_groups': 1, 'check_edge_index': 1}

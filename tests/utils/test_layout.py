@@ -3,6 +3,7 @@ import torch
 
 import pyg_bemap.utils.layout as layout
 from pyg_bemap.utils.layout import MaskedAdjacency, transposed_adjacency
+from tests.conftest import run_python
 
 
 @pytest.fixture(params=[True, False], ids=['torch-sparse', 'torch.sparse'])
@@ -62,3 +63,41 @@ def test_masked_adjacency_equals_a_sorted_build(with_torch_sparse):
         for index in (row, col):
             assert torch.equal(index[perm], index[expected_perm])
     assert torch.equal(edge_index, original)
+
+
+_TRAIN_AND_EVALUATE = """
+import torch, warnings
+from torch_geometric.nn.models import GCN
+from pyg_bemap import BalanceAwareSampling, to_bemap
+from pyg_bemap.datasets import biased_sbm
+data = BalanceAwareSampling()(biased_sbm(200, 8, seed=0))
+model = to_bemap(GCN(data.num_features, 8, 2, 2))
+filters = list(warnings.filters)
+model(data.x, data.edge_index).sum().backward()
+model.eval()
+model(data.x, data.edge_index)
+assert warnings.filters == filters
+"""
+
+
+def test_the_layouts_we_choose_show_users_no_sparse_notices():
+    # A fresh process with Python's default warning filters, as a user's
+    # script has: torch's one-time notices about CSR tensors (which the
+    # package builds without torch-sparse) must not reach it, and no
+    # pass touches the process's warning filters.
+    run = run_python('-c', _TRAIN_AND_EVALUATE)
+    assert run.returncode == 0, run.stderr
+    assert 'beta state' not in run.stderr
+    assert 'implicitly disabled' not in run.stderr
+
+
+def test_a_users_own_csr_tensor_still_gets_torchs_notice():
+    # The filter is scoped to the package's own module.
+    code = (
+        'import pyg_bemap, torch\n'
+        'torch.sparse_csr_tensor(torch.tensor([0, 1]), torch.tensor([0]),'
+        ' torch.ones(1), (1, 1))\n'
+    )
+    run = run_python('-c', code)
+    assert run.returncode == 0, run.stderr
+    assert 'beta state' in run.stderr

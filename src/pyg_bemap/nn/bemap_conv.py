@@ -20,12 +20,13 @@ from pyg_bemap.nn.inner_layer import (
 from pyg_bemap.nn.sample_sharing import (
     CallReplay,
     PassScope,
-    SharedSample,
-    layer_sample,
+    SharedSeed,
+    layer_seed,
 )
-from pyg_bemap.sampler_cache import Sample, SamplerCache
+from pyg_bemap.sampler import GraphSampler, Sample
+from pyg_bemap.settings import SamplerSettings
+from pyg_bemap.utils.checks import check_generator
 from pyg_bemap.utils.layout import quiet_sparse
-from pyg_bemap.utils.sampling import check_sampling_args
 
 #: How the sampled graph reaches the inner layer in training.
 LAYOUTS = ('auto', 'edge_index', 'sparse')
@@ -101,6 +102,10 @@ class BeMapConv(MessagePassing):
         strategy (str, optional): Weights inside a group: :obj:`'balance'`,
             :obj:`'uniform'` or :obj:`'degree'` (:math:`\deg(j)^{3/4}`).
             (default: :obj:`'balance'`)
+        settings (SamplerSettings, optional): :obj:`beta`,
+            :obj:`min_keep` and :obj:`strategy` as one value (its
+            :obj:`num_hops` and :obj:`delta` are the transform's), instead
+            of the three keywords. (default: :obj:`None`)
         layout (str, optional): How the graph reaches the inner layer:
             :obj:`'edge_index'` (always the kept edges in training, the
             edges as given in evaluation) or :obj:`'auto'` (a transposed
@@ -134,9 +139,10 @@ class BeMapConv(MessagePassing):
         conv: MessagePassing | int,
         out_channels: int | None = None,
         *,
-        beta: float = 0.25,
-        min_keep: int = 4,
-        strategy: str = 'balance',
+        beta: float | None = None,
+        min_keep: int | None = None,
+        strategy: str | None = None,
+        settings: SamplerSettings | None = None,
         layout: str = 'auto',
         generator: torch.Generator | None = None,
         **kwargs: Any,
@@ -158,13 +164,12 @@ class BeMapConv(MessagePassing):
                 f'reuse the first sampled neighbourhood forever; create it '
                 f'with cached=False'
             )
-        check_sampling_args(beta, min_keep, strategy, generator)
+        self.settings = SamplerSettings.resolve(
+            settings, beta=beta, min_keep=min_keep, strategy=strategy
+        )
         self.conv = conv
-        self.beta = beta
-        self.min_keep = min_keep
-        self.strategy = strategy
         self.layout = layout
-        self.generator = generator
+        self.generator = check_generator(generator)
         #: The pass scope of the model the layer is in (see
         #: :func:`~pyg_bemap.to_bemap`), or :obj:`None`.
         self.pass_scope: PassScope | None = None
@@ -174,16 +179,16 @@ class BeMapConv(MessagePassing):
         self.register_load_state_dict_pre_hook(inner_names_on_load)
 
     @property
-    def settings(self) -> dict[str, Any]:
-        r"""The sampler settings, as :func:`~pyg_bemap.to_bemap` takes
-        them."""
-        return dict(
-            beta=self.beta,
-            min_keep=self.min_keep,
-            strategy=self.strategy,
-            layout=self.layout,
-            generator=self.generator,
-        )
+    def beta(self) -> float:
+        return self.settings.beta
+
+    @property
+    def min_keep(self) -> int:
+        return self.settings.min_keep
+
+    @property
+    def strategy(self) -> str:
+        return self.settings.strategy
 
     def reset_parameters(self) -> None:
         r"""Resets all learnable parameters of the inner layer."""
@@ -230,19 +235,19 @@ class BeMapConv(MessagePassing):
         if not self.training:
             if not sparse or info is None:
                 return self.conv(x, edge_index, *args, **kwargs)
-            cache = info.sampler(graph, edge_index)
-            if cache.has_self_loops or cache.has_repeated_edges:
+            sampler = info.sampler(graph, edge_index)
+            if sampler.has_self_loops or sampler.has_repeated_edges:
                 return self.conv(x, edge_index, *args, **kwargs)
             with quiet_sparse():
-                adj = cache.full_adjacency(x.dtype)
+                adj = sampler.full_adjacency(x.dtype)
                 return self.conv(x, adj, *args, **kwargs)
         if info is None:
             raise RuntimeError(_NO_INFORMATION)
         pairs, rebuild = edge_pairs(edge_index)
-        cache, sample, shared = self._sample(info, graph, pairs)
-        if sparse and not cache.has_repeated_edges:  # samples: no self-loops
+        sampler, sample, shared = self._sample(info, graph, pairs)
+        if sparse and not sampler.has_repeated_edges:  # no self-loops drawn
             with quiet_sparse():  # our choice of layout: no torch notices
-                adj = cache.adjacency(sample, x.dtype)
+                adj = sample.adjacency(x.dtype)
                 out = self.conv(x, adj, *args, **kwargs)
         else:
             args, kwargs = self._mask_edge_args(args, kwargs, sample.mask)
@@ -254,23 +259,19 @@ class BeMapConv(MessagePassing):
     @torch.compiler.disable
     def _sample(
         self, info: BeMapInfo, graph: Any, pairs: Tensor
-    ) -> tuple[SamplerCache, Sample, SharedSample | None]:
+    ) -> tuple[GraphSampler, Sample, SharedSeed | None]:
         # Drawn eagerly, also under torch.compile: compiled random ops use
         # another generator, and the same seed must give the same sample.
-        cache = info.sampler(graph, pairs)
-        sample, shared = layer_sample(
-            cache,
-            self._sampler_key,
+        sampler = info.sampler(graph, pairs)
+        seed, shared = layer_seed(
+            sampler,
+            self.settings,
             self,
             self.pass_scope,
             self._replay,
             self.generator,
         )
-        return cache, sample, shared
-
-    @property
-    def _sampler_key(self) -> tuple[float, int, str]:
-        return (self.beta, self.min_keep, self.strategy)
+        return sampler, sampler.draw(self.settings, seed), shared
 
     def _sparse_layout(
         self,

@@ -15,6 +15,7 @@ equal PyG's up to floating-point summation order; edge lists and
 :obj:`torch.sparse` inputs take PyG's usual path.
 """
 
+import copy
 from collections.abc import Callable
 from typing import Any
 
@@ -265,18 +266,19 @@ class FusedGATConv(GATConv):
     ) -> Any:
         if not (
             isinstance(edge_index, SparseTensor)
-            and self.add_self_loops  # type: ignore[has-type]
+            and self.add_self_loops
             and self.edge_dim is None
         ):
             return super().forward(x, edge_index, *args, **kwargs)
         looped = derived(
             edge_index, 'set_diag', lambda: torch_sparse.set_diag(edge_index)
         )
-        self.add_self_loops = False  # they are in 'looped' already
-        try:
-            return super().forward(x, looped, *args, **kwargs)
-        finally:
-            self.add_self_loops = True
+        # The loops are in 'looped' already: GATConv's forward runs on a
+        # shallow copy (same parameters and hooks) that adds none, so that
+        # the layer itself never changes, also under threads.
+        without_loops = copy.copy(self)
+        without_loops.add_self_loops = False
+        return GATConv.forward(without_loops, x, looped, *args, **kwargs)
 
     def message_and_aggregate(
         self, adj_t: Any, x: tuple[Tensor, Any], alpha: Tensor

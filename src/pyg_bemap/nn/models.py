@@ -3,6 +3,7 @@ from typing import Any
 from torch_geometric.nn.models import GCN
 
 from pyg_bemap.nn.to_bemap import to_bemap
+from pyg_bemap.settings import SamplerSettings
 
 
 class BeMapGCN(GCN):
@@ -25,6 +26,8 @@ class BeMapGCN(GCN):
             (default: :obj:`4`)
         strategy (str, optional): See :class:`~pyg_bemap.BeMapConv`.
             (default: :obj:`'balance'`)
+        settings (SamplerSettings, optional): See
+            :class:`~pyg_bemap.BeMapConv`. (default: :obj:`None`)
         layout (str, optional): See :class:`~pyg_bemap.BeMapConv`.
             (default: :obj:`'auto'`)
         **kwargs: The other arguments of
@@ -38,9 +41,10 @@ class BeMapGCN(GCN):
         num_layers: int,
         out_channels: int | None = None,
         *,
-        beta: float = 0.25,
-        min_keep: int = 4,
-        strategy: str = 'balance',
+        beta: float | None = None,
+        min_keep: int | None = None,
+        strategy: str | None = None,
+        settings: SamplerSettings | None = None,
         layout: str = 'auto',
         **kwargs: Any,
     ):
@@ -52,6 +56,7 @@ class BeMapGCN(GCN):
             beta=beta,
             min_keep=min_keep,
             strategy=strategy,
+            settings=settings,
             layout=layout,
             inplace=True,
         )

@@ -1,4 +1,6 @@
-r"""Which fair neighbourhood a :class:`~pyg_bemap.BeMapConv` call uses.
+r"""Which fair neighbourhood a :class:`~pyg_bemap.BeMapConv` call uses: the
+rules here choose the seed, the graph's
+:class:`~pyg_bemap.sampler.GraphSampler` draws the sample from it.
 
 BeMap draws one fair neighbourhood per training pass of a model (one call of
 the model) and every :class:`~pyg_bemap.BeMapConv` layer of that pass uses
@@ -41,7 +43,8 @@ in this order:
    :func:`~pyg_bemap.to_bemap` makes either case exact.
 
 Each sample is drawn from a seed: the layer's generator's, if it has one,
-else the ticket.
+else the ticket. The sampler hands the same sample back for the same seed, so
+the layers of a pass share one mask and one adjacency.
 """
 
 import threading
@@ -51,12 +54,16 @@ from typing import Any
 
 import torch
 
-from pyg_bemap.sampler_cache import Sample, SamplerCache, SamplerKey
+from pyg_bemap.sampler import GraphSampler
+from pyg_bemap.settings import SamplerSettings
 from pyg_bemap.utils.private_api import inside_backward
 from pyg_bemap.utils.sampling import draw_seed
 
 #: How many recent training calls a layer can replay.
 REPLAY_LENGTH = 4096
+
+#: What a pass's seed is shared by: the graph's sampler and a draw key.
+SeedKey = tuple[GraphSampler, tuple[float, int, str]]
 
 
 class PassScope:
@@ -74,23 +81,23 @@ class PassScope:
         model.register_forward_pre_hook(self._open)
         model.register_forward_hook(self._close, always_call=True)
 
-    def samples(self) -> dict[Any, Sample] | None:
-        r"""The samples of the running pass of this thread, by graph and
-        setting, or :obj:`None` outside a pass."""
-        return getattr(self._local, 'samples', None)
+    def seeds(self) -> dict[SeedKey, int] | None:
+        r"""The seeds of the running pass of this thread, by graph sampler
+        and draw key, or :obj:`None` outside a pass."""
+        return getattr(self._local, 'seeds', None)
 
     @torch.compiler.disable
     def _open(self, module: torch.nn.Module, args: Any) -> None:
         depth = getattr(self._local, 'depth', 0)
         if depth == 0:
-            self._local.samples = {}
+            self._local.seeds = {}
         self._local.depth = depth + 1
 
     @torch.compiler.disable
     def _close(self, module: torch.nn.Module, args: Any, output: Any) -> None:
         self._local.depth = max(getattr(self._local, 'depth', 1) - 1, 0)
         if self._local.depth == 0:
-            self._local.samples = None
+            self._local.seeds = None
 
     def __getstate__(self) -> dict[str, Any]:
         return {}  # passes do not outlive the process
@@ -130,21 +137,21 @@ class CallReplay:
         return CallReplay()
 
 
-class SharedSample:
-    r"""The current sample of unscoped layers (rule 3): the layers that used
+class SharedSeed:
+    r"""The current seed of unscoped layers (rule 3): the layers that used
     it and whether a backward pass has gone through one of their
     outputs."""
 
-    def __init__(self, sample: Sample) -> None:
-        self.sample = sample
+    def __init__(self, seed: int) -> None:
+        self.seed = seed
         # Weak references, not ids: a new layer may reuse the id of a dead
-        # one and must not count as having used the sample.
+        # one and must not count as having used the seed.
         self.users: weakref.WeakSet = weakref.WeakSet()
         self.expired = False
 
     def expire_on_backward(self, output: Any) -> None:
-        r"""Ends the sample's pass when a backward pass reaches
-        :obj:`output` (the first tensor in it that needs a gradient)."""
+        r"""Ends the seed's pass when a backward pass reaches :obj:`output`
+        (the first tensor in it that needs a gradient)."""
         tensors = output if isinstance(output, (tuple, list)) else (output,)
         for tensor in tensors:
             if isinstance(tensor, torch.Tensor) and tensor.requires_grad:
@@ -155,23 +162,22 @@ class SharedSample:
         self.expired = True
 
 
-def layer_sample(
-    cache: SamplerCache,
-    key: SamplerKey,
+def layer_seed(
+    sampler: GraphSampler,
+    settings: SamplerSettings,
     layer: Any,
     scope: PassScope | None,
     replay: CallReplay,
     generator: torch.Generator | None,
-) -> tuple[Sample, SharedSample | None]:
-    r"""The sample a training call of :obj:`layer` uses, by the rules of
-    this module, and, for an unscoped layer, the shared sample whose pass
-    the layer's output ends on backward
-    (:meth:`SharedSample.expire_on_backward`).
+) -> tuple[int, SharedSeed | None]:
+    r"""The seed of the sample a training call of :obj:`layer` uses, by the
+    rules of this module, and, for an unscoped layer, the shared seed whose
+    pass the layer's output ends on backward
+    (:meth:`SharedSeed.expire_on_backward`).
 
     Args:
-        cache (SamplerCache): The graph's sampler cache.
-        key (SamplerKey): The layer's setting
-            :obj:`(beta, min_keep, strategy)`.
+        sampler (GraphSampler): The graph's sampler.
+        settings (SamplerSettings): The layer's settings.
         layer: The calling layer (its identity tells repeated calls apart).
         scope (PassScope, optional): The scope of the layer's model.
         replay (CallReplay): The layer's replay memory.
@@ -179,6 +185,7 @@ def layer_sample(
             ticket doubles as the seed without one.
     """
     ticket = draw_seed()
+    key = settings.draw_key
     if inside_backward():  # recomputing an earlier call
         seed = replay.seed_of(ticket)
         if seed is None:
@@ -190,42 +197,41 @@ def layer_sample(
                 "random state: keep 'preserve_rng_state=True' (the "
                 "default) in 'torch.utils.checkpoint.checkpoint'"
             )
-        _expire_unscoped(cache, key)  # a backward pass: the pass is over
-        return cache.draw(key, seed), None
+        _expire_unscoped(sampler, key)  # a backward pass: the pass is over
+        return seed, None
 
-    def draw() -> Sample:
-        seed = ticket if generator is None else draw_seed(generator)
-        return cache.draw(key, seed)
+    def new_seed() -> int:
+        return ticket if generator is None else draw_seed(generator)
 
     shared = None
-    samples = scope.samples() if scope is not None else None
-    if samples is not None:
-        sample = samples.get((cache, key))
-        if sample is None:
-            sample = samples[(cache, key)] = draw()
+    seeds = scope.seeds() if scope is not None else None
+    if seeds is not None:
+        seed = seeds.get((sampler, key))
+        if seed is None:
+            seed = seeds[(sampler, key)] = new_seed()
     else:
-        shared = _unscoped_sample(cache, key, layer, draw)
-        sample = shared.sample
-    replay.remember(ticket, sample.seed)
-    return sample, shared
+        shared = _unscoped_seed(sampler, key, layer, new_seed)
+        seed = shared.seed
+    replay.remember(ticket, seed)
+    return seed, shared
 
 
-def _unscoped_sample(
-    cache: SamplerCache, key: SamplerKey, layer: Any, draw: Any
-) -> SharedSample:
-    current = _unscoped(cache)
+def _unscoped_seed(
+    sampler: GraphSampler, key: Any, layer: Any, new_seed: Any
+) -> SharedSeed:
+    current = _unscoped(sampler)
     shared = current.get(key)
     if shared is None or shared.expired or layer in shared.users:
-        shared = current[key] = SharedSample(draw())
+        shared = current[key] = SharedSeed(new_seed())
     shared.users.add(layer)
     return shared
 
 
-def _unscoped(cache: SamplerCache) -> dict[SamplerKey, SharedSample]:
-    return cache.unscoped_samples.__dict__.setdefault('current', {})
+def _unscoped(sampler: GraphSampler) -> dict[Any, SharedSeed]:
+    return sampler.per_thread.__dict__.setdefault('unscoped_seeds', {})
 
 
-def _expire_unscoped(cache: SamplerCache, key: SamplerKey) -> None:
-    shared = _unscoped(cache).get(key)
+def _expire_unscoped(sampler: GraphSampler, key: Any) -> None:
+    shared = _unscoped(sampler).get(key)
     if shared is not None:
         shared.expired = True

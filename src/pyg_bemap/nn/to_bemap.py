@@ -8,7 +8,8 @@ from torch_geometric.nn.conv import HeteroConv, MessagePassing
 
 from pyg_bemap.nn.bemap_conv import BeMapConv
 from pyg_bemap.nn.sample_sharing import PassScope
-from pyg_bemap.utils.sampling import check_sampling_args
+from pyg_bemap.settings import SamplerSettings
+from pyg_bemap.utils.checks import check_generator
 
 #: The attribute under which a model keeps its pass scope.
 SCOPE_ATTR = 'bemap_pass_scope'
@@ -17,9 +18,10 @@ SCOPE_ATTR = 'bemap_pass_scope'
 def to_bemap(
     model: torch.nn.Module,
     *,
-    beta: float = 0.25,
-    min_keep: int = 4,
-    strategy: str = 'balance',
+    beta: float | None = None,
+    min_keep: int | None = None,
+    strategy: str | None = None,
+    settings: SamplerSettings | None = None,
     layout: str = 'auto',
     generator: torch.Generator | None = None,
     inplace: bool = False,
@@ -60,6 +62,8 @@ def to_bemap(
             (default: :obj:`4`)
         strategy (str, optional): See :class:`~pyg_bemap.BeMapConv`.
             (default: :obj:`'balance'`)
+        settings (SamplerSettings, optional): The three above as one value.
+            (default: :obj:`None`)
         layout (str, optional): See :class:`~pyg_bemap.BeMapConv`.
             (default: :obj:`'auto'`)
         generator (torch.Generator, optional): See
@@ -77,18 +81,17 @@ def to_bemap(
         raise ValueError(
             f"'model' must be a torch.nn.Module (got {type(model).__name__})"
         )
-    settings: dict[str, Any] = dict(
-        beta=beta,
-        min_keep=min_keep,
-        strategy=strategy,
+    options: dict[str, Any] = dict(
+        settings=SamplerSettings.resolve(
+            settings, beta=beta, min_keep=min_keep, strategy=strategy
+        ),
         layout=layout,
-        generator=generator,
+        generator=check_generator(generator),
     )
-    check_sampling_args(beta, min_keep, strategy, generator)
     if not inplace:
         model = copy.deepcopy(model)
     if isinstance(model, MessagePassing) and not isinstance(model, BeMapConv):
-        model = _wrap('model', model, settings)
+        model = _wrap('model', model, options)
     else:
         layers = _message_passing_layers(model)
         if not layers:
@@ -99,7 +102,7 @@ def to_bemap(
                 f'...)'
             )
         for name, parent, child_name, layer in layers:
-            setattr(parent, child_name, _wrap(name, layer, settings))
+            setattr(parent, child_name, _wrap(name, layer, options))
     _scope(model)
     return model
 
@@ -125,14 +128,14 @@ def _message_passing_layers(
 
 
 def _wrap(
-    name: str, layer: MessagePassing, settings: dict[str, Any]
+    name: str, layer: MessagePassing, options: dict[str, Any]
 ) -> BeMapConv:
     if isinstance(layer, BeMapConv):
-        if layer.settings != settings:
+        own = {key: getattr(layer, key) for key in options}
+        if own != options:
             raise ValueError(
-                f"'{name}' is already a BeMapConv with settings "
-                f'{layer.settings}, not {settings}; convert the vanilla '
-                f'model instead'
+                f"'{name}' is already a BeMapConv with {own}, not "
+                f'{options}; convert the vanilla model instead'
             )
         return layer
     if getattr(layer, 'cached', False):
@@ -141,7 +144,7 @@ def _wrap(
             f'normalised graph (cached=True) and would reuse the first '
             f'sampled neighbourhood forever; build it with cached=False'
         )
-    return BeMapConv(layer, **settings)
+    return BeMapConv(layer, **options)
 
 
 def _scope(model: torch.nn.Module) -> None:

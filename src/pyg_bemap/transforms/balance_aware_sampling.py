@@ -2,19 +2,21 @@ from torch import Tensor
 from torch_geometric.data import Data, HeteroData
 from torch_geometric.transforms import BaseTransform
 
-from pyg_bemap.edge_index import attach_bemap
-from pyg_bemap.utils.balance import balance_score
-from pyg_bemap.utils.checks import (
-    check_integer,
-    check_memory_budget,
-    check_positive,
-)
+from pyg_bemap.bemap_info import BeMapInfo
+from pyg_bemap.edge_index import carrier_of
+from pyg_bemap.settings import SamplerSettings
+from pyg_bemap.utils.balance import checked_balance_score
+from pyg_bemap.utils.checks import check_integer, check_memory_budget
 from pyg_bemap.utils.counts import (
-    COUNTING_MODES,
     DEFAULT_MEMORY_BUDGET,
-    hop_group_counts,
+    check_counting,
+    checked_hop_group_counts,
 )
-from pyg_bemap.utils.groups import sensitive_groups
+from pyg_bemap.utils.groups import (
+    check_edge_index,
+    check_same_device,
+    sensitive_groups,
+)
 
 
 class BalanceAwareSampling(BaseTransform):
@@ -67,33 +69,39 @@ class BalanceAwareSampling(BaseTransform):
             (default: :obj:`'exact'`)
         memory_budget (int, optional): Working memory of exact counting, in
             bytes. (default: :obj:`2**28`, 256 MiB)
+        settings (SamplerSettings, optional): :obj:`num_hops` and
+            :obj:`delta` as one value, shared with the model's
+            :class:`~pyg_bemap.BeMapConv` layers, instead of the two
+            keywords. (default: :obj:`None`)
     """
 
     def __init__(
         self,
         sens_attr: str = 's',
-        num_hops: int = 2,
-        delta: float = 1.0,
+        num_hops: int | None = None,
+        delta: float | None = None,
         num_groups: int | None = None,
         counting: str = 'exact',
         memory_budget: int = DEFAULT_MEMORY_BUDGET,
+        settings: SamplerSettings | None = None,
     ):
-        check_integer('num_hops', num_hops)
-        check_positive('delta', delta)
-        if counting not in COUNTING_MODES:
-            raise ValueError(
-                f"'counting' must be one of {COUNTING_MODES} "
-                f'(got {counting!r})'
-            )
+        self.settings = SamplerSettings.resolve(
+            settings, num_hops=num_hops, delta=delta
+        )
         if num_groups is not None:
             check_integer('num_groups', num_groups, minimum=1)
-        check_memory_budget(memory_budget)
         self.sens_attr = sens_attr
-        self.num_hops = num_hops
-        self.delta = delta
         self.num_groups = num_groups
-        self.counting = counting
-        self.memory_budget = memory_budget
+        self.counting = check_counting(counting)
+        self.memory_budget = check_memory_budget(memory_budget)
+
+    @property
+    def num_hops(self) -> int:
+        return self.settings.num_hops
+
+    @property
+    def delta(self) -> float:
+        return self.settings.delta
 
     def forward(self, data: Data | HeteroData) -> Data:
         if isinstance(data, HeteroData):
@@ -107,12 +115,11 @@ class BalanceAwareSampling(BaseTransform):
                 "before transforms such as 'ToSparseTensor'"
             )
         attribute: Tensor = getattr(data, self.sens_attr, None)  # type: ignore[assignment]
+        num_nodes = check_edge_index(data.edge_index, data.num_nodes)
         sens, num_groups = sensitive_groups(
-            attribute,
-            data.num_nodes,
-            self.num_groups,
-            self.sens_attr,
+            attribute, num_nodes, self.num_groups, self.sens_attr
         )
+        check_same_device(edge_index=data.edge_index, sens=sens)
         if num_groups < 2:
             raise ValueError(
                 f"The sensitive attribute '{self.sens_attr}' holds one group "
@@ -121,21 +128,21 @@ class BalanceAwareSampling(BaseTransform):
                 f"'num_groups' (e.g. BalanceAwareSampling(num_groups=2)) so "
                 f'that every graph gets counts of the same shape'
             )
-        count = hop_group_counts(
+        count = checked_hop_group_counts(
             data.edge_index,
             sens,
             num_groups,
             self.num_hops,
-            data.num_nodes,
             self.counting,
             self.memory_budget,
         )
-        balance = balance_score(count, self.delta)
+        balance = checked_balance_score(count, self.delta)
         data.bemap_count = count
         data.bemap_balance = balance
-        data.edge_index = attach_bemap(
-            data.edge_index, attribute, balance, num_groups, self.sens_attr
+        info = BeMapInfo.from_checked(
+            sens, balance, num_groups, attribute, self.sens_attr
         )  # the attribute itself: the carrier watches it for edits
+        data.edge_index = carrier_of(data.edge_index, info)
         return data
 
     def __repr__(self) -> str:

@@ -43,6 +43,11 @@ def balance_score(count: Tensor, delta: float = 1.0) -> Tensor:
             "'count' holds negative counts (compute them with "
             "'hop_group_counts')"
         )
+    return checked_balance_score(count, delta)
+
+
+def checked_balance_score(count: Tensor, delta: float) -> Tensor:
+    r""":func:`balance_score` of arguments checked already."""
     num_groups = count.size(1)
     count = count.to(torch.float64)
     if num_groups < 2:
@@ -53,3 +58,30 @@ def balance_score(count: Tensor, delta: float = 1.0) -> Tensor:
         scale = 2.0 / (num_groups * (num_groups - 1))
         spread = (scale * pair_sq.clamp(min=0)).sqrt()
     return (1.0 / (spread + delta)).to(torch.get_default_dtype())
+
+
+def check_balance(balance: Tensor, sens: Tensor) -> Tensor:
+    r"""Checks the balance scores of the nodes grouped by :obj:`sens` and
+    returns them as a floating tensor.
+    """
+    num_nodes = sens.numel()
+    if not isinstance(balance, Tensor):
+        raise ValueError(
+            f"'balance' must be a torch.Tensor (got {type(balance).__name__})"
+        )
+    if balance.device != sens.device:
+        raise ValueError(
+            f"'balance' is on {balance.device} but the groups "
+            f'are on {sens.device}; move them to one device'
+        )
+    if balance.dim() != 1 or balance.numel() != num_nodes:
+        raise ValueError(
+            f"'balance' must have shape [{num_nodes}] (got "
+            f'{list(balance.shape)}); compute it with '
+            f'BalanceAwareSampling or balance_score'
+        )
+    if not balance.is_floating_point():
+        balance = balance.to(torch.get_default_dtype())
+    if num_nodes > 0 and not bool(((balance > 0) & balance.isfinite()).all()):
+        raise ValueError("'balance' must hold positive, finite scores")
+    return balance

@@ -106,10 +106,34 @@ def hop_group_counts(
     check_same_device(edge_index=edge_index, sens=sens)
     check_integer('num_hops', num_hops)
     check_memory_budget(memory_budget)
+    check_counting(counting)
+    return checked_hop_group_counts(
+        edge_index, sens, num_groups, num_hops, counting, memory_budget
+    )
+
+
+def check_counting(counting: str) -> str:
+    r"""Raises a :class:`ValueError` unless :obj:`counting` is one of
+    :obj:`COUNTING_MODES`."""
     if counting not in COUNTING_MODES:
         raise ValueError(
             f"'counting' must be one of {COUNTING_MODES} (got '{counting}')"
         )
+    return counting
+
+
+def checked_hop_group_counts(
+    edge_index: Tensor,
+    sens: Tensor,
+    num_groups: int,
+    num_hops: int,
+    counting: str,
+    memory_budget: int,
+) -> Tensor:
+    r""":func:`hop_group_counts` of arguments checked already: group ids
+    :obj:`sens` as :func:`~pyg_bemap.utils.groups.sensitive_groups` returns
+    them, on the device of a valid :obj:`edge_index`."""
+    num_nodes = sens.numel()
     if counting == 'walks':
         ptr, col = in_neighbour_csr(edge_index, num_nodes)
         return _walk_counts(ptr, col, sens, num_groups, num_hops)

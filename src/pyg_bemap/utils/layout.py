@@ -13,21 +13,47 @@ from torch_geometric.typing import (
     SparseTensor,
 )
 
+# torch's one-time notice that CSR support is in beta: users who never
+# built a CSR tensor themselves should not meet it because this package
+# chose one. It is raised once per process, by the first CSR tensor built
+# anywhere (here, in torch_sparse or in PyG); quiet_sparse builds a tiny
+# one in this module first, and one filter, registered once and scoped to
+# this module, ignores it there. No per-call catch_warnings, which
+# rewrites the process's filters and is not thread-safe.
+warnings.filterwarnings(
+    'ignore',
+    message='Sparse CSR tensor support is in beta state',
+    category=UserWarning,
+    module=__name__.replace('.', r'\.'),
+)
+
 
 @contextlib.contextmanager
 def quiet_sparse() -> Iterator[None]:
     r"""Runs sparse code that this package chose to run (e.g. a PyG layer
-    given the sparse layout) without torch's notices about sparse CSR
-    tensors: the invariant checks are opted out of explicitly (unless the
-    caller enabled them) and the one-time notice that CSR support is in
-    beta is not shown. Both would otherwise reach users on their first
-    training pass."""
+    given the sparse layout) with torch's sparse invariant checks set
+    explicitly to their current state, so that torch does not warn, on the
+    user's first training pass, that they are implicitly disabled, and
+    with torch's one-time notice that CSR support is in beta raised here,
+    where it is ignored, if it has not been raised yet."""
+    _raise_the_beta_notice_here()
     checks = torch.sparse.check_sparse_tensor_invariants.is_enabled()
-    with (
-        _without_beta_notice(),
-        torch.sparse.check_sparse_tensor_invariants(enable=checks),
-    ):
+    with torch.sparse.check_sparse_tensor_invariants(enable=checks):
         yield
+
+
+def _raise_the_beta_notice_here() -> None:
+    empty = torch.zeros(0, dtype=torch.long)
+    try:
+        torch.sparse_csr_tensor(
+            torch.zeros(2, dtype=torch.long),
+            empty,
+            empty.float(),
+            (1, 1),
+            check_invariants=False,
+        )
+    except UserWarning:  # warnings are errors: the notice is used up too
+        pass
 
 
 def csr_tensor(
@@ -36,19 +62,10 @@ def csr_tensor(
     r"""A :obj:`torch.sparse` CSR tensor from sorted, valid parts (built
     from sorted indices, so without invariant checks), without torch's
     one-time notice that CSR support is in beta."""
-    with _without_beta_notice():
-        return torch.sparse_csr_tensor(
-            crow, col, value, size, check_invariants=False
-        )
-
-
-@contextlib.contextmanager
-def _without_beta_notice() -> Iterator[None]:
-    with warnings.catch_warnings():
-        warnings.filterwarnings(
-            'ignore', message='Sparse CSR tensor support is in beta state'
-        )
-        yield
+    _raise_the_beta_notice_here()
+    return torch.sparse_csr_tensor(
+        crow, col, value, size, check_invariants=False
+    )
 
 
 def transposed_adjacency(

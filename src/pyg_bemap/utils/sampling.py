@@ -23,11 +23,7 @@ from typing import NamedTuple
 import torch
 from torch import Tensor
 
-from pyg_bemap.utils.checks import (
-    check_generator,
-    check_integer,
-    check_share,
-)
+from pyg_bemap.utils.checks import check_integer, check_share
 from pyg_bemap.utils.groups import sensitive_groups
 
 STRATEGIES = ('balance', 'uniform', 'degree')
@@ -107,7 +103,8 @@ def fair_quotas(
     Returns:
         A :obj:`torch.long` tensor of shape :obj:`[N, G]`.
     """
-    check_sampling_args(beta, min_keep, 'balance')
+    check_share('beta', beta)
+    check_integer('min_keep', min_keep)
     neighbour_count = _check_neighbour_count(neighbour_count)
     num_nodes, num_groups = neighbour_count.shape
     sens, _ = sensitive_groups(sens, num_nodes, num_groups)
@@ -299,46 +296,3 @@ def _segmented_argsort(key: Tensor, segment: Tensor) -> Tensor:
     if combined.device.type == 'cpu':
         return torch.from_numpy(combined.numpy().argsort(kind='stable'))
     return combined.argsort()
-
-
-def check_sampling_args(
-    beta: float,
-    min_keep: int,
-    strategy: str,
-    generator: torch.Generator | None = None,
-) -> None:
-    r"""Raises a :class:`ValueError` for an invalid sampler setting."""
-    check_share('beta', beta)
-    check_integer('min_keep', min_keep)
-    if strategy not in STRATEGIES:
-        raise ValueError(
-            f"'strategy' must be one of {STRATEGIES} (got {strategy!r})"
-        )
-    check_generator(generator)
-
-
-def check_balance(balance: Tensor, sens: Tensor) -> Tensor:
-    r"""Checks the balance scores of the nodes grouped by :obj:`sens` and
-    returns them as a floating tensor.
-    """
-    num_nodes = sens.numel()
-    if not isinstance(balance, Tensor):
-        raise ValueError(
-            f"'balance' must be a torch.Tensor (got {type(balance).__name__})"
-        )
-    if balance.device != sens.device:
-        raise ValueError(
-            f"'balance' is on {balance.device} but the groups "
-            f'are on {sens.device}; move them to one device'
-        )
-    if balance.dim() != 1 or balance.numel() != num_nodes:
-        raise ValueError(
-            f"'balance' must have shape [{num_nodes}] (got "
-            f'{list(balance.shape)}); compute it with '
-            f'BalanceAwareSampling or balance_score'
-        )
-    if not balance.is_floating_point():
-        balance = balance.to(torch.get_default_dtype())
-    if num_nodes > 0 and not bool(((balance > 0) & balance.isfinite()).all()):
-        raise ValueError("'balance' must hold positive, finite scores")
-    return balance
