@@ -29,7 +29,7 @@ from pyg_bemap import (
     hop_group_counts,
     to_bemap,
 )
-from pyg_bemap.utils import counts
+from pyg_bemap.utils import counts, reachability
 from tests.conftest import random_graph, run_python
 
 
@@ -299,7 +299,7 @@ def test_large_group_ids_are_refused_before_allocating(monkeypatch):
     def no_counting(*args, **kwargs):
         raise AssertionError('counting started')
 
-    monkeypatch.setattr(counts, '_exact_counts', no_counting)
+    monkeypatch.setattr(counts, 'exact_counts', no_counting)
     with pytest.raises(ValueError, match='without members'):
         hop_group_counts(edges(), torch.tensor([0] * 29 + [10**6]))
 
@@ -408,13 +408,13 @@ def test_auto_layout_hands_unknown_fused_layers_the_edge_list():
 
 def test_num_hops_stops_once_no_new_node_is_reached(monkeypatch):
     calls = []
-    product = counts._product_pattern
+    product = reachability._product_pattern
 
     def counted(*args):
         calls.append(1)
         return product(*args)
 
-    monkeypatch.setattr(counts, '_product_pattern', counted)
+    monkeypatch.setattr(reachability, '_product_pattern', counted)
     data = graph()
     far = hop_group_counts(data.edge_index, data.s, num_hops=2000)
     assert len(calls) < 30  # 30 nodes: at most 29 hops add anything
