@@ -12,9 +12,11 @@ from pyg_bemap.nn.graph_layouts import (
     same_on_sparse,
 )
 from pyg_bemap.nn.inner_layer import (
+    edge_level_args_given,
     inner_layer,
     inner_names_on_load,
     inner_names_on_save,
+    mask_edge_level_args,
     positional_names,
 )
 from pyg_bemap.nn.sample_sharing import (
@@ -30,9 +32,6 @@ from pyg_bemap.utils.layout import quiet_sparse
 
 #: How the sampled graph reaches the inner layer in training.
 LAYOUTS = ('auto', 'edge_index', 'sparse')
-
-#: Arguments of a conv that hold one entry per edge.
-EDGE_LEVEL_ARGS = ('edge_weight', 'edge_attr', 'edge_type')
 
 
 class BeMapConv(MessagePassing):
@@ -180,14 +179,17 @@ class BeMapConv(MessagePassing):
 
     @property
     def beta(self) -> float:
+        r""":obj:`settings.beta`."""
         return self.settings.beta
 
     @property
     def min_keep(self) -> int:
+        r""":obj:`settings.min_keep`."""
         return self.settings.min_keep
 
     @property
     def strategy(self) -> str:
+        r""":obj:`settings.strategy`."""
         return self.settings.strategy
 
     def reset_parameters(self) -> None:
@@ -250,7 +252,9 @@ class BeMapConv(MessagePassing):
                 adj = sample.adjacency(x.dtype)
                 out = self.conv(x, adj, *args, **kwargs)
         else:
-            args, kwargs = self._mask_edge_args(args, kwargs, sample.mask)
+            args, kwargs = mask_edge_level_args(
+                self._arg_names, args, kwargs, sample.mask
+            )
             out = self.conv(x, rebuild(sample.mask), *args, **kwargs)
         if shared is not None:
             shared.expire_on_backward(out)
@@ -298,32 +302,9 @@ class BeMapConv(MessagePassing):
             or torch.compiler.is_compiling()
         ):
             return False
-        names = self._arg_names[2 : 2 + len(args)]
-        given = [n for n, a in zip(names, args) if a is not None]
-        given += [k for k, v in kwargs.items() if v is not None]
-        if any(name in EDGE_LEVEL_ARGS for name in given):
+        if edge_level_args_given(self._arg_names, args, kwargs):
             return False
         return same_on_sparse(self.conv)
-
-    def _mask_edge_args(
-        self, args: tuple[Any, ...], kwargs: dict[str, Any], mask: Tensor
-    ) -> tuple[tuple[Any, ...], dict[str, Any]]:
-        def masked(name: str, value: Any) -> Any:
-            if name not in EDGE_LEVEL_ARGS or not isinstance(value, Tensor):
-                return value
-            if value.size(0) != mask.numel():
-                raise ValueError(
-                    f"'{name}' has {value.size(0)} rows but the graph has "
-                    f'{mask.numel()} edges; it must hold one row per edge'
-                )
-            return value[mask]
-
-        names = self._arg_names[2 : 2 + len(args)]
-        args = (
-            tuple(masked(n, a) for n, a in zip(names, args))
-            + args[len(names) :]
-        )
-        return args, {k: masked(k, v) for k, v in kwargs.items()}
 
     def __repr__(self) -> str:
         return (

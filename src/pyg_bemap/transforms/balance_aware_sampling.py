@@ -97,10 +97,12 @@ class BalanceAwareSampling(BaseTransform):
 
     @property
     def num_hops(self) -> int:
+        r""":obj:`settings.num_hops`."""
         return self.settings.num_hops
 
     @property
     def delta(self) -> float:
+        r""":obj:`settings.delta`."""
         return self.settings.delta
 
     def forward(self, data: Data | HeteroData) -> Data:
