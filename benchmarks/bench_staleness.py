@@ -52,18 +52,17 @@ def main():
     data = biased_sbm(args.nodes, avg_degree=args.degree, num_features=8)
     data = BalanceAwareSampling()(data)
     layer = BeMapConv(Identity(), layout='edge_index')
-    layer(data.x, data.edge_index)  # builds the sampler's cache
-    cache = data.edge_index.bemap.graph_sampler
-    key = (layer.beta, layer.min_keep, layer.strategy)
+    layer(data.x, data.edge_index)  # builds the graph's sampler
+    sampler = data.edge_index.bemap.graph_sampler
     seeds = iter(range(10**9))
     resamples = {
         # the kept edges, as BeMapConv(..., layout='edge_index') gets them
         'edge list': lambda: layer(data.x, data.edge_index),
         # the sample as a sparse adjacency, as the default layout hands it
         # to GCNConv and the other layers of same_on_sparse
-        'sparse (default)': lambda: cache.adjacency(
-            cache.draw(key, next(seeds)), torch.float32
-        ),
+        'sparse (default)': lambda: sampler.draw(
+            layer.settings, next(seeds)
+        ).adjacency(torch.float32),
     }
     print(
         f'graph: {args.nodes} nodes, {data.edge_index.size(1)} directed '
@@ -71,23 +70,23 @@ def main():
     )
     print(f'{"layout":<17}{"with checks":>12}{"without":>10}{"cost":>8}')
     for name, resample in resamples.items():
-        measure(name, resample, cache, args.repeat)
+        measure(name, resample, sampler, args.repeat)
     # a NumPy view of the edges: from now on every sample reads them
     data.edge_index.numpy()
     print('after data.edge_index.numpy() (an alias torch does not track):')
     for name, resample in resamples.items():
-        measure(name, resample, cache, args.repeat)
+        measure(name, resample, sampler, args.repeat)
 
 
-def measure(name, resample, cache, repeat):
+def measure(name, resample, sampler, repeat):
     r"""Prints a resample's time with and without the checks, interleaved."""
 
     def without_checks():
-        cache.check_unchanged = _nothing  # this instance, for the call
+        sampler.check_unchanged = _nothing  # this instance, for the call
         try:
             resample()
         finally:
-            del cache.check_unchanged
+            del sampler.check_unchanged
 
     checked, unchecked = interleaved_median_times(
         [resample, without_checks], repeat
