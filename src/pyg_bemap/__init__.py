@@ -10,7 +10,12 @@ from pyg_bemap.edge_index import (
     get_bemap,
 )
 from pyg_bemap.functional import balanced_edge_sample
-from pyg_bemap.metrics import FairnessReport, fairness_report
+from pyg_bemap.metrics import (
+    Diagnosis,
+    FairnessReport,
+    diagnose,
+    fairness_report,
+)
 from pyg_bemap.nn import BeMapConv, BeMapGCN, RowNormConv, to_bemap
 from pyg_bemap.settings import SamplerSettings
 from pyg_bemap.transforms import AttachBeMap, BalanceAwareSampling
@@ -36,12 +41,14 @@ __all__ = [
     'BeMapEdgeIndex',
     'BeMapGCN',
     'BeMapInfo',
+    'Diagnosis',
     'FairnessReport',
     'RowNormConv',
     'SamplerSettings',
     'attach_bemap',
     'balance_score',
     'balanced_edge_sample',
+    'diagnose',
     'exact_counting_memory',
     'fair_quotas',
     'fairness_report',

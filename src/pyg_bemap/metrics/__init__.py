@@ -8,6 +8,7 @@ from pyg_bemap.metrics.bias import (
     propagate,
     sensitive_attribute_probe,
 )
+from pyg_bemap.metrics.diagnose import Diagnosis, diagnose
 from pyg_bemap.metrics.fairness_report import (
     FairnessReport,
     GroupMetrics,
@@ -16,11 +17,13 @@ from pyg_bemap.metrics.fairness_report import (
 )
 
 __all__ = [
+    'Diagnosis',
     'DistanceBias',
     'FairnessReport',
     'GroupMetrics',
     'ProbeBin',
     'ProbeResult',
+    'diagnose',
     'distance_bias',
     'fairness_report',
     'layerwise_distance_bias',

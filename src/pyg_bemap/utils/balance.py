@@ -48,16 +48,22 @@ def balance_score(count: Tensor, delta: float = 1.0) -> Tensor:
 
 def checked_balance_score(count: Tensor, delta: float) -> Tensor:
     r""":func:`balance_score` of arguments checked already."""
+    spread = imbalance(count)
+    return (1.0 / (spread + delta)).to(torch.get_default_dtype())
+
+
+def imbalance(count: Tensor) -> Tensor:
+    r"""The imbalance :math:`D_i` of every node's group counts (see
+    :func:`balance_score`), as :obj:`torch.float64`, from counts checked
+    already."""
     num_groups = count.size(1)
     count = count.to(torch.float64)
     if num_groups < 2:
-        spread = count.new_zeros(count.size(0))
-    else:
-        # sum_{g<h} (c_g - c_h)^2 = G * sum_g c_g^2 - (sum_g c_g)^2
-        pair_sq = num_groups * count.pow(2).sum(1) - count.sum(1).pow(2)
-        scale = 2.0 / (num_groups * (num_groups - 1))
-        spread = (scale * pair_sq.clamp(min=0)).sqrt()
-    return (1.0 / (spread + delta)).to(torch.get_default_dtype())
+        return count.new_zeros(count.size(0))
+    # sum_{g<h} (c_g - c_h)^2 = G * sum_g c_g^2 - (sum_g c_g)^2
+    pair_sq = num_groups * count.pow(2).sum(1) - count.sum(1).pow(2)
+    scale = 2.0 / (num_groups * (num_groups - 1))
+    return (scale * pair_sq.clamp(min=0)).sqrt()
 
 
 def check_balance(balance: Tensor, sens: Tensor) -> Tensor:

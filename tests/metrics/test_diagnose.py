@@ -1,0 +1,116 @@
+r"""diagnose: what decides whether BeMap has room to act, on graphs small
+enough to count by hand."""
+
+import json
+
+import pytest
+import torch
+from torch_geometric.data import Data
+
+from pyg_bemap import SamplerSettings, diagnose
+from tests.conftest import random_graph
+
+
+def path_graph() -> Data:
+    # 0 - 1 - 2 - 3, groups 0 0 1 1, labels 1 0 1 1
+    edge_index = torch.tensor([[0, 1, 1, 2, 2, 3], [1, 0, 2, 1, 3, 2]])
+    return Data(
+        x=torch.randn(4, 3),
+        edge_index=edge_index,
+        s=torch.tensor([0, 0, 1, 1]),
+        y=torch.tensor([1, 0, 1, 1]),
+    )
+
+
+def test_the_diagnosis_of_a_path_counted_by_hand():
+    d = diagnose(path_graph())
+    assert (d.num_nodes, d.num_edges, d.group_sizes) == (4, 6, [2, 2])
+    assert d.edge_homophily == pytest.approx(4 / 6)
+    assert d.group_homophily == pytest.approx([2 / 3, 2 / 3])
+    # nodes 0 and 3 see their own group only
+    assert d.one_group_fraction == pytest.approx(0.5)
+    # each node keeps one neighbour: 0 and 3 all of one, 1 and 2 one of
+    # the other group (their own group is full with themselves)
+    assert d.kept_edge_fraction == pytest.approx(4 / 6)
+    # two hops: nodes 0 and 3 reach two of one group and one of the other
+    assert d.imbalance == pytest.approx(
+        dict(min=0, q25=0, median=0.5, q75=1, max=1, mean=0.5)
+    )
+    assert d.label_gap == pytest.approx(0.5)  # rates 1/2 and 2/2
+    assert d.mlp_gap is None
+
+
+def test_self_loops_and_unlabelled_nodes_do_not_count():
+    data = path_graph()
+    data.edge_index = torch.cat(
+        [data.edge_index, torch.tensor([[0, 3], [0, 3]])], dim=1
+    )
+    data.y = torch.tensor([1, -1, 1, 1])  # node 1 unlabelled
+    d = diagnose(data)
+    assert d.num_edges == 6 and d.kept_edge_fraction == pytest.approx(4 / 6)
+    assert d.label_gap == 0.0  # every labelled node is positive
+
+
+def test_settings_change_what_a_sample_keeps():
+    data = random_graph(60, 600, 2, 0)
+    data.y = torch.randint(0, 2, (60,), generator=torch.Generator())
+    few = diagnose(data, settings=SamplerSettings(beta=0.0, min_keep=0))
+    many = diagnose(data, settings=SamplerSettings(beta=1.0))
+    assert few.kept_edge_fraction <= many.kept_edge_fraction
+    assert many.settings == SamplerSettings(beta=1.0)
+
+
+def test_the_dict_is_json_and_has_every_key():
+    out = diagnose(path_graph()).to_dict()
+    assert set(out) == {
+        'num_nodes',
+        'num_edges',
+        'group_sizes',
+        'edge_homophily',
+        'group_homophily',
+        'one_group_fraction',
+        'kept_edge_fraction',
+        'imbalance',
+        'label_gap',
+        'mlp_gap',
+        'settings',
+    }
+    json.dumps(out)
+
+
+def test_the_mlp_gap_is_seeded_and_leaves_the_global_rng_alone():
+    data = random_graph(200, 2000, 2, 1)
+    data.y = (data.x[:, 0] > 0).long()
+    state = torch.random.get_rng_state()
+    first = diagnose(data, mlp=True, seed=3).mlp_gap
+    assert torch.equal(torch.random.get_rng_state(), state)
+    assert diagnose(data, mlp=True, seed=3).mlp_gap == first
+    assert 0.0 <= first <= 1.0
+
+
+def test_the_text_fits_80_columns():
+    text = str(diagnose(path_graph(), mlp=True))
+    assert 'one-group neighbourhoods: 50.0 %' in text
+    assert max(len(line) for line in text.splitlines()) <= 80
+
+
+@pytest.mark.parametrize(
+    'change, match',
+    [
+        (lambda d: delattr(d, 's'), "sensitive attribute 's' is missing"),
+        (
+            lambda d: setattr(d, 's', torch.zeros(4, dtype=torch.long)),
+            'one group only',
+        ),
+        (
+            lambda d: setattr(d, 'y', torch.tensor([0, 1, 2, 1])),
+            r'must be binary \(0 and 1, -1 for unlabelled nodes; got 0, 1, 2',
+        ),
+        (lambda d: delattr(d, 'y'), "one label per node in 'data.y'"),
+    ],
+)
+def test_bad_graphs_are_refused_with_what_to_do(change, match):
+    data = path_graph()
+    change(data)
+    with pytest.raises(ValueError, match=match):
+        diagnose(data)
