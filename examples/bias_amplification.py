@@ -25,7 +25,7 @@ from pyg_bemap.metrics import (
     propagate,
     sensitive_attribute_probe,
 )
-from pyg_bemap_lab import Hyper, select, train_and_record
+from pyg_bemap_lab import Hyper, train
 
 
 def first_layer(model, data):
@@ -86,14 +86,12 @@ def main():
     )
     models = {}
     for name in ('GCN', 'BeMap(sym)'):
-        result = train_and_record(
-            data, name, args.seed, Hyper(epochs=args.epochs)
-        )
-        chosen = select(result.records, 'val-acc', None)
-        models[name] = result.model
+        run = train(data, name, args.seed, Hyper(epochs=args.epochs))
+        epoch = run.history.pick(run.kept)
+        models[name] = run.model
         print(
-            f'== {name}: epoch {chosen.epoch} (best validation accuracy), '
-            f'test split\n{chosen.test}\n'
+            f'== {name}: epoch {epoch + 1} (lowest validation loss), '
+            f'test split\n{run.history.test[epoch]}\n'
         )
 
     print(

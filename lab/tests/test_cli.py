@@ -4,8 +4,9 @@ import pytest
 from tqdm import tqdm
 
 from pyg_bemap import __version__
-from pyg_bemap_lab import cli
-from pyg_bemap_lab.cli import METHOD_ALIASES, default_results, main, progress
+from pyg_bemap_lab import commands
+from pyg_bemap_lab.cli import METHOD_ALIASES, default_results, main
+from pyg_bemap_lab.commands import progress
 
 
 def test_train_prints_both_reports_stacked_within_80_columns(capsys, tmp_path):
@@ -14,7 +15,8 @@ def test_train_prints_both_reports_stacked_within_80_columns(capsys, tmp_path):
     assert 'nba: 403 nodes' in out
     headers = [line for line in out.splitlines() if 'selected epoch' in line]
     assert [h.split(':')[0] for h in headers] == ['GCN', 'BeMap(sym)']
-    assert '(best validation accuracy) of 3' in headers[0]
+    assert headers[0].endswith('(lowest validation loss)')
+    assert headers[0].startswith('GCN: 3 epochs')
     assert out.count('delta_sp') == 2
     assert max(len(line) for line in out.splitlines()) <= 80
 
@@ -23,7 +25,17 @@ def test_train_synthetic_with_a_method_alias(capsys, tmp_path):
     argv = ['train', '--dataset', 'synthetic', '--epochs', '2']
     assert main(argv + ['--method', 'gat', '--root', str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert 'GAT: selected epoch' in out and 'BeMap(gat): selected' in out
+    assert 'GAT: 2 epochs' in out and 'BeMap(gat): 2 epochs' in out
+
+
+def test_train_and_compare_take_a_selection_rule(capsys, tmp_path):
+    argv = ['train', '--dataset', 'synthetic', '--epochs', '3']
+    assert main(argv + ['--selection', 'val-auc']) == 0
+    out = capsys.readouterr().out
+    assert out.count('(highest validation AUC)') == 2
+    with pytest.raises(SystemExit):  # compare reports the stored rules only
+        main(['compare', '--selection', 'val-auc'])
+    assert 'val-fair' in capsys.readouterr().err
 
 
 def test_compare_prints_paired_differences_and_a_verdict(capsys, tmp_path):
@@ -36,13 +48,17 @@ def test_compare_prints_paired_differences_and_a_verdict(capsys, tmp_path):
         ' '.join(out.split())
     )
     assert max(len(line) for line in out.splitlines()) <= 80
+    argv += ['--selection', 'val-fair', '--root', str(tmp_path)]
+    assert main(argv) == 0
+    out = ' '.join(capsys.readouterr().out.split())
+    assert 'epoch of the fairness-aware (validation)' in out
 
 
 def test_progress_is_a_plain_line_every_10_seconds_when_piped(
     capsys, monkeypatch
 ):
     clock = iter([0.0, 5.0, 11.0, 11.0, 12.0])
-    monkeypatch.setattr(cli.time, 'monotonic', lambda: next(clock))
+    monkeypatch.setattr(commands.time, 'monotonic', lambda: next(clock))
     bar = progress(3, 'runs')  # stderr is captured: not a terminal
     for _ in range(3):
         bar.update()

@@ -8,11 +8,8 @@ from pyg_bemap_lab.comparison import (
     comparison_protocol,
     comparison_summary,
 )
-from pyg_bemap_lab.protocols import (
-    PROTOCOLS,
-    chosen_configs,
-    record_of,
-)
+from pyg_bemap_lab.planning import chosen_configs
+from pyg_bemap_lab.protocols import PROTOCOLS, record_of
 from pyg_bemap_lab.store import RunStore
 
 STORED = osp.join(osp.dirname(__file__), '..', 'results', 'evaluation')

@@ -6,15 +6,9 @@ import statistics
 import pytest
 
 from pyg_bemap_lab.cli import main
-from pyg_bemap_lab.protocols import (
-    PROTOCOLS,
-    Protocol,
-    chosen_configs,
-    missing_runs,
-    record_of,
-    run_protocol,
-    stored_runs,
-)
+from pyg_bemap_lab.execution import run_protocol
+from pyg_bemap_lab.planning import chosen_configs, missing_runs, stored_runs
+from pyg_bemap_lab.protocols import PROTOCOLS, Protocol, record_of
 from pyg_bemap_lab.store import RunStore, run_key
 from pyg_bemap_lab.tables import comparisons, protocol_report
 from tests.datasets.test_fair_graph import SHARED, with_raw

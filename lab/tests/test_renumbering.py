@@ -2,12 +2,13 @@ import torch
 
 from pyg_bemap import BalanceAwareSampling, balanced_edge_sample
 from pyg_bemap.datasets import biased_sbm
+from pyg_bemap_lab.models import Hyper
 from pyg_bemap_lab.renumbering import (
     first_appearance_ids,
     reference_edge_order,
     renumber_like_reference,
 )
-from pyg_bemap_lab.training import Hyper, Trainer
+from pyg_bemap_lab.training import Trainer
 
 # Four nodes in groups [0, 1, 0, 1]; sampled edges (source -> target):
 # 1 -> 0, 2 -> 0, 3 -> 1, 0 -> 2, 1 -> 3.

@@ -1,8 +1,14 @@
 import math
 
+import pytest
+
 from pyg_bemap_lab.selection import (
+    RULES,
+    check_rule,
     fairness_aware,
+    highest,
     lowest_validation_loss,
+    pick_epoch,
     select_on_test_split,
 )
 
@@ -43,3 +49,29 @@ def test_the_reference_budget_is_strict_and_an_undefined_gap_fails_it():
     eo = [0.00, 0.00, 0.069]
     # epoch 0 sits on the budget, epoch 1 has no delta_sp: only 2 is under
     assert select_on_test_split(acc, sp, eo, budget=0.07) == 2
+
+
+def test_every_rule_has_one_name_and_picks_its_epoch():
+    val = dict(
+        loss=[0.6, 0.5, 0.55, 0.5],
+        acc=[0.70, 0.80, 0.80, 0.75],
+        auc=[0.80, 0.79, 0.90, NAN],
+        sp=[0.01, 0.20, 0.02, 0.0],
+        eo=[0.01, 0.01, 0.01, 0.0],
+    )
+    test = dict(acc=[0.9, 0.6, 0.95, 0.99], sp=[0.01] * 4, eo=[0.0] * 4)
+    picked = {rule: pick_epoch(rule, val, test, budget=0.05) for rule in RULES}
+    assert picked == {
+        'val-loss': 1,  # the earliest of two lowest losses
+        'val-acc': 1,  # the earliest of two best accuracies
+        'val-auc': 2,  # NaN skipped
+        'val-fair': 2,  # 0: accuracy too low, 1: larger gap, 3: no AUC
+        'test-fair': 3,  # the best TEST accuracy within the budget
+    }
+    assert highest([NAN]) is None
+    with pytest.raises(ValueError, match='needs the test curve'):
+        pick_epoch('test-fair', val)
+    with pytest.raises(ValueError, match="unknown selection rule 'paper'"):
+        check_rule('paper')
+    with pytest.raises(ValueError, match='choose from val-loss, val-fair'):
+        check_rule('val-acc', ('val-loss', 'val-fair'))

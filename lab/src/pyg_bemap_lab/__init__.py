@@ -1,20 +1,23 @@
-r"""The experiments: methods and training (:mod:`.training`), which epoch
-is reported (:mod:`.selection`), stored runs (:mod:`.store`) and paired
-comparisons (:mod:`.statistics`)."""
+r"""The laboratory of :obj:`pyg-bemap`: the methods (:mod:`.models`), one
+training loop (:mod:`.training`), one vocabulary of selection rules
+(:mod:`.selection`), protocols (:mod:`.protocols`, :mod:`.planning`,
+:mod:`.execution`), stored runs (:mod:`.store`) and paired comparisons
+(:mod:`.statistics`)."""
 
-from pyg_bemap_lab.training import (
+from pyg_bemap_lab.models import (
     BACKBONES,
     METHODS,
     PAPER_BUDGETS,
-    SELECTIONS,
-    EpochRecord,
     Hyper,
     NodeClassifier,
-    Trainer,
-    TrainResult,
     fast_graph,
-    select,
-    train_and_record,
+)
+from pyg_bemap_lab.selection import DEFAULT_RULE, RULES
+from pyg_bemap_lab.training import (
+    History,
+    Run,
+    Trainer,
+    train,
     train_run,
 )
 
@@ -22,14 +25,14 @@ __all__ = [
     'BACKBONES',
     'METHODS',
     'PAPER_BUDGETS',
-    'SELECTIONS',
-    'EpochRecord',
+    'DEFAULT_RULE',
+    'RULES',
     'Hyper',
     'NodeClassifier',
-    'Trainer',
-    'TrainResult',
     'fast_graph',
-    'select',
-    'train_and_record',
+    'History',
+    'Run',
+    'Trainer',
+    'train',
     'train_run',
 ]

@@ -1,54 +1,25 @@
-r"""The :obj:`pyg-bemap` command: :obj:`train`, :obj:`reproduce` and
-:obj:`datasets`."""
+r"""The :obj:`pyg-bemap` command's arguments: :obj:`compare`,
+:obj:`train`, :obj:`reproduce` and :obj:`datasets` (what each does:
+:mod:`~pyg_bemap_lab.commands`)."""
 
 import argparse
-import dataclasses
 import os
 import os.path as osp
 import sys
-import tempfile
-import time
-import warnings
 from collections.abc import Callable
 from typing import Any
 
-from tqdm import tqdm
-
 from pyg_bemap import __version__
-from pyg_bemap.datasets import (
-    ALIASES,
-    BUNDLED_DIR,
-    SPECS,
-    FairGraphDataset,
-    biased_sbm,
-    default_root,
+from pyg_bemap.datasets import ALIASES, SPECS, default_root
+from pyg_bemap_lab import commands
+from pyg_bemap_lab.models import Hyper
+from pyg_bemap_lab.protocols import PROTOCOLS
+from pyg_bemap_lab.selection import (
+    DEFAULT_RULE,
+    RULES,
+    STORED_RULES,
+    VALIDATION_RULES,
 )
-from pyg_bemap.transforms import BalanceAwareSampling
-from pyg_bemap_lab import (
-    BACKBONES,
-    Hyper,
-    select,
-    train_and_record,
-)
-from pyg_bemap_lab.comparison import (
-    comparison_protocol,
-    run_comparison,
-)
-from pyg_bemap_lab.paper_comparison import paper_comparison
-from pyg_bemap_lab.plots import (
-    backbone_pairs,
-    plot_paired,
-    plot_tradeoff,
-)
-from pyg_bemap_lab.protocols import (
-    PROTOCOLS,
-    chosen_configs,
-    datasets_with_runs,
-    run_protocol,
-)
-from pyg_bemap_lab.store import RunStore
-from pyg_bemap_lab.tables import protocol_report
-from pyg_bemap_lab.tuning import plot_curves, tuning_report
 
 DATASETS = sorted(SPECS) + sorted(ALIASES) + ['synthetic']
 
@@ -61,9 +32,6 @@ METHOD_ALIASES = {
     'sym-uniform': 'BeMap(sym)-uniform',
     'sym-degree': 'BeMap(sym)-degree',
 }
-
-#: The comparison the README leads with, plotted on its own.
-HEADLINE = ('GCN', 'BeMap(sym)')
 
 EXIT_CODES = (
     'exit codes: 0 done; 1 the work could not be done (one line on '
@@ -144,7 +112,8 @@ def _add_compare(commands: Any) -> None:
         description='Trains a vanilla model and its BeMap version on the '
         'same seeds (same split, same initial weights) with the '
         'hyper-parameters the default protocol chose for the dataset, '
-        'reports each at the epoch of its lowest validation loss, and '
+        'reports each at the epoch its selection rule picks (by default '
+        'the lowest validation loss), and '
         'prints the paired differences of the test metrics with 95 % '
         'intervals and a one-line verdict.',
         epilog=EXIT_CODES,
@@ -157,7 +126,8 @@ def _add_compare(commands: Any) -> None:
         default=10,
         help='paired seeds; a mark needs at least 6 (default: %(default)s)',
     )
-    _add_epochs(compare, 1000, 100, 'lower validation loss')
+    _add_selection(compare, STORED_RULES)
+    _add_epochs(compare, 1000, 100)
     _add_jobs(compare)
     _add_root(compare)
 
@@ -168,8 +138,9 @@ def _add_train(commands: Any) -> None:
         help='train a model and its BeMap version once',
         description='Trains a vanilla model and its BeMap version on one '
         'dataset with one seed, and prints the test fairness report of '
-        'each at the epoch of its best validation accuracy. One seed says '
-        "little: 'pyg-bemap compare' runs paired seeds.",
+        'each at the epoch its selection rule picks (by default the '
+        "lowest validation loss, as 'compare'). One seed says little: "
+        "'pyg-bemap compare' runs paired seeds.",
         epilog=EXIT_CODES,
     )
     _add_dataset(
@@ -195,9 +166,8 @@ def _add_train(commands: Any) -> None:
         help='neighbours a one-group neighbourhood keeps at least '
         '(default: %(default)s)',
     )
-    _add_epochs(
-        train, Hyper.epochs, Hyper.patience, 'better validation accuracy'
-    )
+    _add_selection(train, VALIDATION_RULES)
+    _add_epochs(train, Hyper.epochs, Hyper.patience)
     _add_root(train)
 
 
@@ -278,8 +248,21 @@ def _add_method(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_selection(
+    parser: argparse.ArgumentParser, rules: tuple[str, ...]
+) -> None:
+    parser.add_argument(
+        '--selection',
+        choices=rules,
+        default=DEFAULT_RULE,
+        help='the reported epoch: '
+        + '; '.join(f'{rule} ({RULES[rule]})' for rule in rules)
+        + ' (default: %(default)s)',
+    )
+
+
 def _add_epochs(
-    parser: argparse.ArgumentParser, epochs: int, patience: int, on: str
+    parser: argparse.ArgumentParser, epochs: int, patience: int
 ) -> None:
     parser.add_argument(
         '--epochs',
@@ -291,8 +274,8 @@ def _add_epochs(
         '--patience',
         type=_positive_int,
         default=patience,
-        help=f'stop after this many epochs without a {on} (default: '
-        '%(default)s)',
+        help='stop after this many epochs without a lower validation '
+        'loss (default: %(default)s)',
     )
 
 
@@ -315,186 +298,6 @@ def _add_root(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def progress(total: int | None, desc: str) -> Any:
-    r"""A progress bar on a terminal; elsewhere (a pipe, a log file) a
-    plain line at most every 10 seconds, so that the output stays
-    readable."""
-    if sys.stderr.isatty():
-        return tqdm(total=total, desc=desc, leave=False)
-    return _LineProgress(desc, total)
-
-
-class _LineProgress:
-    EVERY = 10.0  # seconds between lines
-
-    def __init__(self, desc: str, total: int | None) -> None:
-        self.desc, self.total, self.done = desc, total, 0
-        self.last = time.monotonic()
-
-    def update(self, count: int = 1) -> None:
-        self.done += count
-        if time.monotonic() - self.last >= self.EVERY:
-            self.last = time.monotonic()
-            of = f' of {self.total}' if self.total else ''
-            print(f'{self.desc}: {self.done}{of} done', file=sys.stderr)
-
-    def close(self) -> None:
-        pass
-
-
-def run_compare(args: argparse.Namespace) -> None:
-    protocol = comparison_protocol(
-        ALIASES.get(args.dataset, args.dataset),
-        args.method,
-        args.seeds,
-        args.epochs,
-        args.patience,
-    )
-    bar = progress(2 * args.seeds, 'runs')
-    with tempfile.TemporaryDirectory() as folder:
-        store = RunStore(osp.join(folder, 'runs.jsonl'))
-        summary = run_comparison(
-            protocol, args.root, store, args.jobs, lambda job: bar.update()
-        )
-    bar.close()
-    print(summary)
-
-
-def run_train(args: argparse.Namespace) -> None:
-    if args.dataset == 'synthetic':
-        data = biased_sbm(seed=args.seed)
-    else:
-        dataset = FairGraphDataset(args.root, args.dataset, args.seed)
-        data = dataset[0]
-    data = BalanceAwareSampling(sens_attr='s')(data)
-    print(
-        f'{args.dataset}: {data.num_nodes} nodes, {data.num_edges // 2} '
-        f'undirected edges, {data.num_features} features; seed {args.seed}'
-    )
-    hyper = Hyper(
-        epochs=args.epochs,
-        patience=args.patience,
-        beta=args.beta,
-        min_keep=args.min_keep,
-    )
-    for method in (BACKBONES[args.method], args.method):
-        bar = progress(hyper.epochs, method)
-        start = time.perf_counter()
-        with warnings.catch_warnings():
-            warnings.simplefilter('ignore', UserWarning)
-            records = train_and_record(
-                data, method, args.seed, hyper, on_epoch=bar.update
-            ).records
-        bar.close()
-        chosen = select(records, 'val-acc', None)
-        assert chosen is not None
-        print(
-            f'\n{method}: selected epoch {chosen.epoch} (best validation '
-            f'accuracy) of {len(records)}, {time.perf_counter() - start:.1f} s'
-        )
-        print(chosen.test)
-    print(
-        '\nTest split, one seed: differences of a few points are within\n'
-        "noise here; 'pyg-bemap compare' runs paired seeds."
-    )
-
-
-def run_reproduce(args: argparse.Namespace) -> None:
-    protocol = PROTOCOLS['quick' if args.quick else args.protocol]
-    if args.max_epochs is not None:
-        protocol = dataclasses.replace(
-            protocol,
-            name=f'{protocol.name}-max{args.max_epochs}',
-            max_epochs=args.max_epochs,
-        )
-    store = RunStore(osp.join(args.out, 'runs.jsonl'))
-    before = len(store)
-    if args.report_only:
-        if not datasets_with_runs(protocol, store):
-            raise ValueError(
-                f'{store.path} holds no runs of the protocol '
-                f"{protocol.name!r}; run it without '--report-only' first"
-            )
-        chosen = chosen_configs(protocol, store)
-    else:
-        bar = progress(None, f'{protocol.name} runs')
-        chosen = run_protocol(
-            protocol, args.root, store, args.jobs, lambda job: bar.update()
-        )
-        bar.close()
-    path = osp.join(args.out, f'{protocol.name}.md')
-    with open(path, 'w') as handle:
-        handle.write(protocol_report(protocol, store, chosen))
-    if protocol.sweep:
-        for dataset in datasets_with_runs(protocol, store):
-            plot_tradeoff(
-                protocol,
-                store,
-                chosen,
-                dataset,
-                osp.join(args.out, f'tradeoff_{protocol.name}_{dataset}.png'),
-            )
-    pairs = backbone_pairs(protocol)
-    if pairs:
-        paired = osp.join(args.out, f'paired_{protocol.name}')
-        plot_paired(protocol, store, chosen, f'{paired}.png')
-        if HEADLINE in pairs:
-            plot_paired(
-                protocol, store, chosen, f'{paired}_sym.png', pairs=[HEADLINE]
-            )
-    if protocol.grid_seeds:
-        name = protocol.name
-        with open(osp.join(args.out, f'tuning_{name}.md'), 'w') as handle:
-            handle.write(tuning_report(protocol, store, chosen))
-        plot_curves(
-            protocol, store, chosen, osp.join(args.out, f'curves_{name}.png')
-        )
-    reference = PROTOCOLS['reference']
-    if datasets_with_runs(reference, store):
-        comparison = osp.join(args.out, 'paper_comparison.md')
-        with open(comparison, 'w') as handle:
-            handle.write(paper_comparison(store, reference.datasets))
-    print(
-        f'{len(store) - before} new runs ({len(store)} stored in '
-        f'{store.path}); wrote {path}'
-    )
-
-
-def run_datasets(args: argparse.Namespace) -> None:
-    print(f'root: {args.root}')
-    print('files go in ROOT/<dataset>/raw/ (plain or .xz)')
-    for name, spec in SPECS.items():
-        raw = osp.join(args.root, name, 'raw')
-        names = [spec.node_file.name, spec.edge_file.name]
-        if all(_found(BUNDLED_DIR, name, f) for f in names):
-            print(f'{name:<11} bundled with the package')
-            continue
-        states = [
-            f'{f} {"present" if _found(raw, "", f) else "missing"}'
-            for f in names
-        ]
-        print(f'{name:<11} ' + ', '.join(states))
-        misplaced = [
-            f
-            for f in names
-            if not _found(raw, '', f) and _found(args.root, name, f)
-        ]
-        if misplaced:
-            print(f'{"":<11} found in {osp.join(args.root, name)}:')
-            print(f'{"":<11} move {", ".join(misplaced)} to {raw}')
-    print(
-        "Missing files are downloaded on first use; 'bail' is an alias of "
-        "'recidivism'."
-    )
-
-
-def _found(folder: str, name: str, file: str) -> bool:
-    return any(
-        osp.exists(osp.join(folder, name, f'{file}{ext}'))
-        for ext in ('', '.xz')
-    )
-
-
 def main(argv: list[str] | None = None) -> int:
     r"""Runs the command; returns the exit code: 0 on success, 1 when the
     work cannot be done (e.g. a dataset that cannot be downloaded, a bad
@@ -502,10 +305,10 @@ def main(argv: list[str] | None = None) -> int:
     :obj:`argparse`), 130 when interrupted."""
     args = build_parser().parse_args(argv)
     run = {
-        'compare': run_compare,
-        'train': run_train,
-        'reproduce': run_reproduce,
-        'datasets': run_datasets,
+        'compare': commands.run_compare,
+        'train': commands.run_train,
+        'reproduce': commands.run_reproduce,
+        'datasets': commands.run_datasets,
     }[args.command]
     try:
         run(args)

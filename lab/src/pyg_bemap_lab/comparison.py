@@ -6,25 +6,23 @@ import textwrap
 from collections.abc import Callable
 from typing import Any
 
-from pyg_bemap_lab.protocols import (
-    PROTOCOLS,
-    Job,
-    Protocol,
-    run_protocol,
+from pyg_bemap_lab.execution import run_protocol
+from pyg_bemap_lab.models import BACKBONES
+from pyg_bemap_lab.protocols import PROTOCOLS, Job, Protocol
+from pyg_bemap_lab.selection import (
+    DEFAULT_RULE,
+    RULES,
+    STORED_RULES,
+    check_rule,
 )
 from pyg_bemap_lab.store import RunStore
-from pyg_bemap_lab.tables import (
+from pyg_bemap_lab.tables import Chosen, paired_differences, seed_values
+from pyg_bemap_lab.verdicts import (
     METRICS,
-    PRIMARY_RULE,
-    RULES,
-    Chosen,
     format_difference,
     format_mean_std,
-    paired_differences,
-    seed_values,
     verdict,
 )
-from pyg_bemap_lab.training import BACKBONES
 
 #: The hyper-parameters the default protocol chose on validation, per
 #: (dataset, backbone) (see ``lab/results/evaluation/default.md``;
@@ -91,22 +89,29 @@ def run_comparison(
     store: RunStore,
     jobs: int = 1,
     on_run: Callable[[Job], None] | None = None,
+    rule: str = DEFAULT_RULE,
 ) -> str:
     r"""Trains what :obj:`store` lacks of a
     :func:`comparison_protocol` and returns :func:`comparison_summary`."""
     chosen = run_protocol(protocol, root, store, jobs, on_run)
-    return comparison_summary(protocol, store, chosen)
+    return comparison_summary(protocol, store, chosen, rule=rule)
 
 
 def comparison_summary(
-    protocol: Protocol, store: RunStore, chosen: Chosen, width: int = 80
+    protocol: Protocol,
+    store: RunStore,
+    chosen: Chosen,
+    width: int = 80,
+    rule: str = DEFAULT_RULE,
 ) -> str:
     r"""The comparison as plain text at most :obj:`width` columns wide: the
-    test metrics of both models, their paired differences with 95 %
-    intervals, and a one-line verdict counting marked differences only."""
+    test metrics of both models at the epoch :obj:`rule` picks (a rule of
+    :obj:`~pyg_bemap_lab.selection.STORED_RULES`), their paired
+    differences with 95 % intervals, and a one-line verdict counting marked
+    differences only."""
+    check_rule(rule, STORED_RULES)
     (dataset,) = protocol.datasets
     backbone, method = protocol.methods
-    rule = PRIMARY_RULE
     diffs = paired_differences(
         protocol, store, chosen, dataset, (backbone, method), rule
     )

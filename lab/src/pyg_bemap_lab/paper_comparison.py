@@ -5,9 +5,11 @@ and beside the default protocol, each row built from stored runs."""
 import statistics
 from dataclasses import dataclass
 
-from pyg_bemap_lab.protocols import PROTOCOLS, chosen_configs
+from pyg_bemap_lab.planning import chosen_configs
+from pyg_bemap_lab.protocols import PROTOCOLS
 from pyg_bemap_lab.store import RunStore
-from pyg_bemap_lab.tables import METRICS, Chosen, seed_values
+from pyg_bemap_lab.tables import Chosen, seed_values
+from pyg_bemap_lab.verdicts import METRICS
 
 #: The figures of the paper's Table 1, mean and standard deviation in %,
 #: from arXiv 2306.04107 as the reference repository's
@@ -88,7 +90,7 @@ def setting_summary(
     of :obj:`method` on :obj:`dataset` in :obj:`setting`; :obj:`None`
     without runs (or figures). :obj:`chosen`: the protocol's chosen
     configurations, if known (see
-    :func:`~pyg_bemap_lab.protocols.chosen_configs`)."""
+    :func:`~pyg_bemap_lab.planning.chosen_configs`)."""
     if setting.protocol is None:
         figures = PAPER_TABLE.get((dataset, method))
         if figures is None:

@@ -5,11 +5,9 @@ import statistics
 from typing import Any
 
 from pyg_bemap.utils.styles import LINE_STYLES
-from pyg_bemap_lab.protocols import (
-    Protocol,
-    stored_runs,
-    sweep_configs,
-)
+from pyg_bemap_lab.models import BACKBONES
+from pyg_bemap_lab.planning import stored_runs
+from pyg_bemap_lab.protocols import Protocol, sweep_configs
 from pyg_bemap_lab.store import RunStore
 from pyg_bemap_lab.tables import (
     TEST_SPLIT_RULE,
@@ -18,9 +16,8 @@ from pyg_bemap_lab.tables import (
     paired_differences,
     primary_rule,
     reported_rules,
-    significant,
 )
-from pyg_bemap_lab.training import BACKBONES
+from pyg_bemap_lab.verdicts import significant
 
 
 def tradeoff_points(
@@ -191,7 +188,7 @@ def plot_paired(
     changes the training graph against its backbone, per dataset: the mean
     difference in :math:`\Delta_{SP}` (left) and :math:`\Delta_{EO}`
     (right) with its 95 % interval; filled markers are marked differences
-    (see :func:`~pyg_bemap_lab.tables.significant`), at the epoch
+    (see :func:`~pyg_bemap_lab.verdicts.significant`), at the epoch
     :obj:`rule` picks (by default the protocol's primary rule).
 
     Args:

@@ -1,18 +1,110 @@
-r"""Which epoch of a training run is reported: rules that look at the
-validation split only, and the reference code's rule, which looks at the
-test split and is kept, labelled, for comparison."""
+r"""Which epoch of a training run is reported: one vocabulary of rules,
+each with one name and one meaning. The validation rules look at the
+validation split only; the reference code's rule looks at the test split
+and is kept, labelled, for comparison with the paper.
+
+.. list-table::
+   :header-rows: 1
+
+   * - name
+     - the epoch it picks (ties: the earliest)
+   * - :obj:`'val-loss'`
+     - the lowest validation loss (the default everywhere)
+   * - :obj:`'val-acc'`
+     - the highest validation accuracy
+   * - :obj:`'val-auc'`
+     - the highest validation AUC
+   * - :obj:`'val-fair'`
+     - the fairness-aware rule, :func:`fairness_aware`
+   * - :obj:`'test-fair'`
+     - the reference code's rule on the **test** split,
+       :func:`select_on_test_split`
+"""
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 #: The metrics a run records after every epoch, on the validation split.
 CURVE_METRICS = ('loss', 'acc', 'auc', 'sp', 'eo')
+
+#: Every rule by name, with the title reports show.
+RULES = {
+    'val-loss': 'lowest validation loss',
+    'val-acc': 'highest validation accuracy',
+    'val-auc': 'highest validation AUC',
+    'val-fair': 'fairness-aware (validation)',
+    'test-fair': "the reference code's rule, selected on the TEST split "
+    '(for comparison only)',
+}
+
+#: The rule used unless another is asked for: that of every verdict, fixed
+#: before any result of BeMap or FairDrop was seen.
+DEFAULT_RULE = 'val-loss'
+
+#: The rules on the validation split.
+VALIDATION_RULES = ('val-loss', 'val-acc', 'val-auc', 'val-fair')
+
+#: The rules whose epoch is the best one so far, known while training runs
+#: (a trainer can keep the parameters of that epoch).
+RUNNING_RULES = ('val-loss', 'val-acc', 'val-auc')
+
+#: The rules whose epoch every stored run records (with a budget, also
+#: :obj:`'test-fair'`).
+STORED_RULES = ('val-loss', 'val-fair')
+
+
+def check_rule(rule: str, allowed: Sequence[str] = tuple(RULES)) -> str:
+    r"""Returns :obj:`rule` if it is one of :obj:`allowed`, else raises a
+    :class:`ValueError` that lists them."""
+    if rule not in allowed:
+        raise ValueError(
+            f'unknown selection rule {rule!r}; choose from '
+            + ', '.join(allowed)
+        )
+    return rule
+
+
+def pick_epoch(
+    rule: str,
+    val: Mapping[str, Sequence[float]],
+    test: Mapping[str, Sequence[float]] | None = None,
+    budget: float | None = None,
+) -> int | None:
+    r"""The epoch (0-based) that :obj:`rule` picks, or :obj:`None` if it
+    picks none.
+
+    Args:
+        rule (str): A key of :obj:`RULES`.
+        val (Mapping): The validation curve, a list per metric of
+            :obj:`CURVE_METRICS`.
+        test (Mapping, optional): The test curve (:obj:`acc`, :obj:`sp`,
+            :obj:`eo`), for :obj:`'test-fair'` only.
+        budget (float, optional): The fairness budget of
+            :obj:`'test-fair'`.
+    """
+    check_rule(rule)
+    if rule == 'val-loss':
+        return lowest_validation_loss(val['loss'])
+    if rule in ('val-acc', 'val-auc'):
+        return highest(val[rule[4:]])
+    if rule == 'val-fair':
+        return fairness_aware(val['acc'], val['auc'], val['sp'], val['eo'])
+    if test is None or budget is None:
+        raise ValueError("'test-fair' needs the test curve and a budget")
+    return select_on_test_split(test['acc'], test['sp'], test['eo'], budget)
 
 
 def lowest_validation_loss(loss: Sequence[float]) -> int | None:
     r"""The epoch (0-based) with the lowest validation loss; ties go to the
     earliest; :obj:`None` for an empty curve."""
     finite = [(v, i) for i, v in enumerate(loss) if not math.isnan(v)]
+    return min(finite)[1] if finite else None
+
+
+def highest(values: Sequence[float]) -> int | None:
+    r"""The epoch (0-based) of the highest value; ties go to the earliest;
+    undefined values are skipped; :obj:`None` if none is defined."""
+    finite = [(-v, i) for i, v in enumerate(values) if not math.isnan(v)]
     return min(finite)[1] if finite else None
 
 

@@ -3,47 +3,37 @@ between methods, per-method means and the chosen hyper-parameters, per
 dataset and reporting rule."""
 
 import dataclasses
-import math
-import statistics
 from typing import Any
 
-from pyg_bemap_lab.protocols import (
-    Protocol,
+from pyg_bemap_lab.models import BACKBONES
+from pyg_bemap_lab.planning import (
     chosen_runs,
     datasets_with_runs,
     missing_runs,
 )
+from pyg_bemap_lab.protocols import Protocol
+from pyg_bemap_lab.selection import DEFAULT_RULE, RULES, STORED_RULES
 from pyg_bemap_lab.statistics import (
     PairedDifference,
     paired_difference,
 )
 from pyg_bemap_lab.store import RunStore
-from pyg_bemap_lab.training import BACKBONES
+from pyg_bemap_lab.verdicts import (
+    METRICS,
+    format_difference,
+    format_mean_std,
+    verdict,
+)
 
-#: The column title of each reported metric, by its stored name.
-METRICS = {'acc': 'acc', 'auc': 'AUC', 'sp': 'delta_sp', 'eo': 'delta_eo'}
-
-#: Rules on the validation split, in the order the tables show them.
-RULES = {
-    'val-loss': 'lowest validation loss',
-    'val-fair': 'fairness-aware (validation)',
-}
+#: The rules on the validation split that tables show, in their order.
+VALIDATION_TABLE_RULES = {rule: RULES[rule] for rule in STORED_RULES}
 
 #: The reference code's rule, which selects on the test split. It is shown
 #: in the per-method means only, labelled, for comparison with the paper.
-TEST_SPLIT_RULE = {
-    'test-fair': "the reference code's rule, selected on the TEST split "
-    '(for comparison only)',
-}
+TEST_SPLIT_RULE = {'test-fair': RULES['test-fair']}
+
 
 Chosen = dict[tuple[str, str], dict[str, Any]]
-
-#: The level of the exact paired test behind a mark.
-SIGNIFICANCE = 0.05
-
-#: The rule of the verdicts, fixed before any result of BeMap or FairDrop
-#: was seen.
-PRIMARY_RULE = 'val-loss'
 
 
 def seed_values(
@@ -70,7 +60,7 @@ def reported_rules(protocol: Protocol) -> dict[str, str]:
     for a protocol with :obj:`test_selection`, the test-split rule."""
     if protocol.test_selection:
         return dict(TEST_SPLIT_RULE)
-    return dict(RULES)
+    return dict(VALIDATION_TABLE_RULES)
 
 
 def primary_rule(protocol: Protocol) -> str:
@@ -150,7 +140,7 @@ def paired_differences(
     chosen: Chosen,
     dataset: str,
     pair: tuple[str, str],
-    rule: str = PRIMARY_RULE,
+    rule: str = DEFAULT_RULE,
 ) -> dict[str, PairedDifference]:
     r"""Metric -> the paired difference :obj:`pair[1]` minus
     :obj:`pair[0]` in percentage points, on the seeds both have."""
@@ -165,58 +155,6 @@ def paired_differences(
         )
         for metric in METRICS
     }
-
-
-def significant(diff: PairedDifference) -> bool:
-    r"""Whether a difference is marked: its interval excludes 0 and its
-    exact test gives :math:`p <` :obj:`SIGNIFICANCE`."""
-    return diff.excludes_zero and diff.p_value < SIGNIFICANCE
-
-
-def fewest_seeds() -> int:
-    r"""The fewest paired seeds with which the exact sign-flip test can
-    reach :math:`p <` :obj:`SIGNIFICANCE` (its smallest two-sided p-value
-    is :math:`2 / 2^n`)."""
-    return math.floor(1 - math.log2(SIGNIFICANCE)) + 1
-
-
-def verdict(diffs: dict[str, PairedDifference]) -> str:
-    r"""One sentence on a paired comparison: what happened to the two gaps
-    and to accuracy and AUC, counting only marked differences; or why there
-    is no verdict (no paired runs, or too few seeds for any mark)."""
-    seeds = diffs['acc'].seeds
-    if seeds == 0:
-        return 'no verdict: no paired runs yet'
-    if seeds < fewest_seeds():
-        return (
-            f'no verdict: {seeds} paired seeds, a mark needs at least '
-            f'{fewest_seeds()}'
-        )
-    fairer = [m for m in ('sp', 'eo') if significant(diffs[m])]
-    lower = [m for m in fairer if diffs[m].mean < 0]
-    higher = [m for m in fairer if diffs[m].mean > 0]
-    if lower and higher:
-        fairness = 'mixed: ' + _listed(diffs, lower + higher)
-    elif lower:
-        fairness = 'fairer: ' + _listed(diffs, lower)
-    elif higher:
-        fairness = 'less fair: ' + _listed(diffs, higher)
-    else:
-        fairness = 'no significant change in either gap'
-    costs = [m for m in ('acc', 'auc') if significant(diffs[m])]
-    if costs:
-        utility = _listed(diffs, costs)
-    else:
-        utility = 'no significant change in accuracy or AUC'
-    return f'{fairness}; {utility}'
-
-
-def _listed(diffs: dict[str, PairedDifference], metrics: list[str]) -> str:
-    return ', '.join(
-        f'{METRICS[m]} {diffs[m].mean:+.1f} '
-        f'[{diffs[m].low:+.1f}, {diffs[m].high:+.1f}]'
-        for m in metrics
-    )
 
 
 def verdict_table(protocol: Protocol, store: RunStore, chosen: Chosen) -> str:
@@ -252,29 +190,6 @@ def _head(title: str, column: str) -> list[str]:
         + ' |',
         '|---|---|---|' + '---|' * len(METRICS),
     ]
-
-
-def format_mean_std(values: list[float]) -> str:
-    r"""Mean ± sample standard deviation to 2 decimals, NaN left out;
-    :obj:`n/a` without values."""
-    values = [v for v in values if not math.isnan(v)]
-    if not values:
-        return 'n/a'
-    if len(values) == 1:
-        return f'{values[0]:.2f}'
-    return f'{statistics.mean(values):.2f} ± {statistics.stdev(values):.2f}'
-
-
-def format_difference(diff: PairedDifference) -> str:
-    r"""A paired difference as :obj:`mean [low, high]`, with :obj:`*` where
-    the interval excludes 0 and the exact test gives
-    :math:`p <` :obj:`SIGNIFICANCE`."""
-    if math.isnan(diff.mean):
-        return 'n/a'
-    if math.isnan(diff.low):
-        return f'{diff.mean:+.2f}'
-    mark = '*' if significant(diff) else ''
-    return f'{diff.mean:+.2f} [{diff.low:+.2f}, {diff.high:+.2f}]{mark}'
 
 
 def relevant_settings(method: str, config: dict[str, Any]) -> dict[str, Any]:
@@ -357,7 +272,7 @@ MULTIPLICITY = (
     'The marks are not adjusted for multiple comparisons: each table holds '
     'many tests, so at the 5 % level about one in twenty differences '
     'without a real effect is marked by chance. The rule of the verdicts '
-    f'({RULES[PRIMARY_RULE]}) and the comparisons were fixed before any '
+    f'({RULES[DEFAULT_RULE]}) and the comparisons were fixed before any '
     'result of BeMap or FairDrop was seen; read the other rule and single '
     'marks with care.'
 )

@@ -8,12 +8,8 @@ import statistics
 from dataclasses import dataclass
 from typing import Any
 
-from pyg_bemap_lab.protocols import (
-    Protocol,
-    chosen_runs,
-    stored_runs,
-    tuned_backbones,
-)
+from pyg_bemap_lab.planning import chosen_runs, stored_runs
+from pyg_bemap_lab.protocols import Protocol, tuned_backbones
 from pyg_bemap_lab.store import RunStore
 from pyg_bemap_lab.tables import Chosen
 

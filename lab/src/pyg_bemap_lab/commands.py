@@ -1,0 +1,230 @@
+r"""What each :obj:`pyg-bemap` command does with its parsed arguments
+(see :mod:`~pyg_bemap_lab.cli` for the arguments)."""
+
+import argparse
+import dataclasses
+import os.path as osp
+import sys
+import tempfile
+import time
+import warnings
+from typing import Any
+
+from tqdm import tqdm
+
+from pyg_bemap.datasets import (
+    ALIASES,
+    BUNDLED_DIR,
+    SPECS,
+    FairGraphDataset,
+    biased_sbm,
+)
+from pyg_bemap.transforms import BalanceAwareSampling
+from pyg_bemap_lab.comparison import comparison_protocol, run_comparison
+from pyg_bemap_lab.execution import run_protocol
+from pyg_bemap_lab.models import BACKBONES, Hyper
+from pyg_bemap_lab.paper_comparison import paper_comparison
+from pyg_bemap_lab.planning import chosen_configs, datasets_with_runs
+from pyg_bemap_lab.plots import backbone_pairs, plot_paired, plot_tradeoff
+from pyg_bemap_lab.protocols import PROTOCOLS
+from pyg_bemap_lab.selection import RULES
+from pyg_bemap_lab.store import RunStore
+from pyg_bemap_lab.tables import protocol_report
+from pyg_bemap_lab.training import train
+from pyg_bemap_lab.tuning import plot_curves, tuning_report
+
+#: The comparison the README leads with, plotted on its own.
+HEADLINE = ('GCN', 'BeMap(sym)')
+
+
+def progress(total: int | None, desc: str) -> Any:
+    r"""A progress bar on a terminal; elsewhere (a pipe, a log file) a
+    plain line at most every 10 seconds, so that the output stays
+    readable."""
+    if sys.stderr.isatty():
+        return tqdm(total=total, desc=desc, leave=False)
+    return _LineProgress(desc, total)
+
+
+class _LineProgress:
+    EVERY = 10.0  # seconds between lines
+
+    def __init__(self, desc: str, total: int | None) -> None:
+        self.desc, self.total, self.done = desc, total, 0
+        self.last = time.monotonic()
+
+    def update(self, count: int = 1) -> None:
+        self.done += count
+        if time.monotonic() - self.last >= self.EVERY:
+            self.last = time.monotonic()
+            of = f' of {self.total}' if self.total else ''
+            print(f'{self.desc}: {self.done}{of} done', file=sys.stderr)
+
+    def close(self) -> None:
+        pass
+
+
+def run_compare(args: argparse.Namespace) -> None:
+    r"""The paired comparison of a model and its BeMap version (see
+    :mod:`~pyg_bemap_lab.comparison`), trained into a temporary run store."""
+    protocol = comparison_protocol(
+        ALIASES.get(args.dataset, args.dataset),
+        args.method,
+        args.seeds,
+        args.epochs,
+        args.patience,
+    )
+    bar = progress(2 * args.seeds, 'runs')
+    with tempfile.TemporaryDirectory() as folder:
+        store = RunStore(osp.join(folder, 'runs.jsonl'))
+        summary = run_comparison(
+            protocol,
+            args.root,
+            store,
+            args.jobs,
+            lambda job: bar.update(),
+            rule=args.selection,
+        )
+    bar.close()
+    print(summary)
+
+
+def run_train(args: argparse.Namespace) -> None:
+    r"""One seed of a model and its BeMap version, with the test fairness
+    report at the epoch the selection rule picks."""
+    if args.dataset == 'synthetic':
+        data = biased_sbm(seed=args.seed)
+    else:
+        dataset = FairGraphDataset(args.root, args.dataset, args.seed)
+        data = dataset[0]
+    data = BalanceAwareSampling(sens_attr='s')(data)
+    print(
+        f'{args.dataset}: {data.num_nodes} nodes, {data.num_edges // 2} '
+        f'undirected edges, {data.num_features} features; seed {args.seed}'
+    )
+    hyper = Hyper(
+        epochs=args.epochs,
+        patience=args.patience,
+        beta=args.beta,
+        min_keep=args.min_keep,
+    )
+    for method in (BACKBONES[args.method], args.method):
+        bar = progress(hyper.epochs, method)
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore', UserWarning)
+            run = train(data, method, args.seed, hyper, on_epoch=bar.update)
+        bar.close()
+        history = run.history
+        epoch = history.pick(args.selection)
+        print(
+            f'\n{method}: {len(history)} epochs, {run.seconds:.1f} s; ',
+            end='',
+        )
+        if epoch is None:
+            print(f'the {RULES[args.selection]} picked no epoch')
+            continue
+        print(f'selected epoch {epoch + 1} ({RULES[args.selection]})')
+        print(history.test[epoch])
+    print(
+        '\nTest split, one seed: differences of a few points are within\n'
+        "noise here; 'pyg-bemap compare' runs paired seeds."
+    )
+
+
+def run_reproduce(args: argparse.Namespace) -> None:
+    r"""Runs (or, with :obj:`--report-only`, reads) a protocol's stored runs
+    and writes its report and plots."""
+    protocol = PROTOCOLS['quick' if args.quick else args.protocol]
+    if args.max_epochs is not None:
+        protocol = dataclasses.replace(
+            protocol,
+            name=f'{protocol.name}-max{args.max_epochs}',
+            max_epochs=args.max_epochs,
+        )
+    store = RunStore(osp.join(args.out, 'runs.jsonl'))
+    before = len(store)
+    if args.report_only:
+        if not datasets_with_runs(protocol, store):
+            raise ValueError(
+                f'{store.path} holds no runs of the protocol '
+                f"{protocol.name!r}; run it without '--report-only' first"
+            )
+        chosen = chosen_configs(protocol, store)
+    else:
+        bar = progress(None, f'{protocol.name} runs')
+        chosen = run_protocol(
+            protocol, args.root, store, args.jobs, lambda job: bar.update()
+        )
+        bar.close()
+    path = osp.join(args.out, f'{protocol.name}.md')
+    with open(path, 'w') as handle:
+        handle.write(protocol_report(protocol, store, chosen))
+    if protocol.sweep:
+        for dataset in datasets_with_runs(protocol, store):
+            plot_tradeoff(
+                protocol,
+                store,
+                chosen,
+                dataset,
+                osp.join(args.out, f'tradeoff_{protocol.name}_{dataset}.png'),
+            )
+    pairs = backbone_pairs(protocol)
+    if pairs:
+        paired = osp.join(args.out, f'paired_{protocol.name}')
+        plot_paired(protocol, store, chosen, f'{paired}.png')
+        if HEADLINE in pairs:
+            plot_paired(
+                protocol, store, chosen, f'{paired}_sym.png', pairs=[HEADLINE]
+            )
+    if protocol.grid_seeds:
+        name = protocol.name
+        with open(osp.join(args.out, f'tuning_{name}.md'), 'w') as handle:
+            handle.write(tuning_report(protocol, store, chosen))
+        plot_curves(
+            protocol, store, chosen, osp.join(args.out, f'curves_{name}.png')
+        )
+    reference = PROTOCOLS['reference']
+    if datasets_with_runs(reference, store):
+        comparison = osp.join(args.out, 'paper_comparison.md')
+        with open(comparison, 'w') as handle:
+            handle.write(paper_comparison(store, reference.datasets))
+    print(
+        f'{len(store) - before} new runs ({len(store)} stored in '
+        f'{store.path}); wrote {path}'
+    )
+
+
+def run_datasets(args: argparse.Namespace) -> None:
+    r"""Lists the datasets, their raw files and whether they are present."""
+    print(f'root: {args.root}')
+    print('files go in ROOT/<dataset>/raw/ (plain or .xz)')
+    for name, spec in SPECS.items():
+        raw = osp.join(args.root, name, 'raw')
+        names = [spec.node_file.name, spec.edge_file.name]
+        if all(_found(BUNDLED_DIR, name, f) for f in names):
+            print(f'{name:<11} bundled with the package')
+            continue
+        states = [
+            f'{f} {"present" if _found(raw, "", f) else "missing"}'
+            for f in names
+        ]
+        print(f'{name:<11} ' + ', '.join(states))
+        misplaced = [
+            f
+            for f in names
+            if not _found(raw, '', f) and _found(args.root, name, f)
+        ]
+        if misplaced:
+            print(f'{"":<11} found in {osp.join(args.root, name)}:')
+            print(f'{"":<11} move {", ".join(misplaced)} to {raw}')
+    print(
+        "Missing files are downloaded on first use; 'bail' is an alias of "
+        "'recidivism'."
+    )
+
+
+def _found(folder: str, name: str, file: str) -> bool:
+    return any(
+        osp.exists(osp.join(folder, name, f'{file}{ext}'))
+        for ext in ('', '.xz')
+    )

@@ -1,0 +1,184 @@
+r"""The methods of the evaluation: each one's backbone and training
+graph, the paper's hyper-parameters, and the two-layer node classifier."""
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch import Tensor
+from torch_geometric.data import Data
+from torch_geometric.nn import SAGEConv
+from torch_geometric.typing import WITH_TORCH_SPARSE
+
+from pyg_bemap.bemap_info import BeMapInfo
+from pyg_bemap.edge_index import BeMapEdgeIndex
+from pyg_bemap.nn import BeMapConv, RowNormConv, to_bemap
+from pyg_bemap.nn.fused import FusedGATConv, FusedGCNConv
+from pyg_bemap.settings import SamplerSettings
+from pyg_bemap.utils.layout import transposed_adjacency
+from pyg_bemap.utils.sampling import STRATEGIES
+
+#: Each method's backbone and training graph (None for the full graph, a
+#: BeMap strategy, 'fairdrop', see
+#: :func:`~pyg_bemap_lab.baselines.fairdrop_edge`, or 'renumbered', BeMap's
+#: sample renumbered as the reference code's training graph, a diagnostic
+#: of its defect, see :mod:`~pyg_bemap_lab.renumbering`), by name.
+METHODS: dict[str, tuple] = {
+    'MLP': ('mlp', None),
+    'GCN': ('gcn', None),
+    'SAGE': ('sage', None),
+    'GAT': ('gat', None),
+    'BeMap(row)': ('row', 'balance'),
+    'BeMap(sym)': ('gcn', 'balance'),
+    'BeMap(sage)': ('sage', 'balance'),
+    'BeMap(gat)': ('gat', 'balance'),
+    'BeMap(sym)-uniform': ('gcn', 'uniform'),
+    'BeMap(sym)-degree': ('gcn', 'degree'),
+    'FairDrop': ('gcn', 'fairdrop'),
+    'BeMap(sym)-renumbered': ('gcn', 'renumbered'),
+}
+
+#: The backbone of every method with another training graph.
+BACKBONES = {
+    'BeMap(row)': 'GCN',
+    'BeMap(sym)': 'GCN',
+    'BeMap(sage)': 'SAGE',
+    'BeMap(gat)': 'GAT',
+    'BeMap(sym)-uniform': 'GCN',
+    'BeMap(sym)-degree': 'GCN',
+    'FairDrop': 'GCN',
+    'BeMap(sym)-renumbered': 'GCN',
+}
+
+#: The reference code's test-set fairness budgets (delta_sp and delta_eo).
+PAPER_BUDGETS = {
+    'nba': 0.07,
+    'recidivism': 0.05,
+    'credit': 0.11,
+    'pokec_z': 0.025,
+}
+
+
+@dataclass
+class Hyper:
+    r"""The paper's hyper-parameters."""
+
+    hidden: int = 128
+    dropout: float = 0.5
+    lr: float = 1e-3
+    weight_decay: float = 1e-5
+    epochs: int = 200
+    patience: int = 100
+    beta: float = 0.25
+    min_keep: int = 4
+    delta: float = 0.16  # FairDrop's bias
+    head: bool = False  # a linear output layer after the second conv
+
+    @classmethod
+    def from_config(
+        cls, config: dict[str, Any], epochs: int, patience: int
+    ) -> 'Hyper':
+        r"""The hyper-parameters of a protocol's configuration (see
+        :func:`~pyg_bemap_lab.training.train_run`); the defaults fill what
+        it leaves out."""
+        names = ('weight_decay', 'beta', 'min_keep', 'delta', 'head')
+        return cls(
+            hidden=config['hidden'],
+            dropout=config['dropout'],
+            lr=config['lr'],
+            epochs=epochs,
+            patience=patience,
+            **{name: config[name] for name in names if name in config},
+        )
+
+    def sampler_settings(self, strategy: str = 'balance') -> SamplerSettings:
+        r"""BeMap's sampler settings: :obj:`beta`, :obj:`min_keep` and the
+        :obj:`strategy` inside a group."""
+        return SamplerSettings(
+            beta=self.beta, min_keep=self.min_keep, strategy=strategy
+        )
+
+
+class NodeClassifier(torch.nn.Module):
+    r"""Two message-passing layers (or, for :obj:`'mlp'`, two linear
+    layers that ignore the graph) and one output logit; with a BeMap
+    :obj:`strategy`, both layers are wrapped in
+    :class:`~pyg_bemap.BeMapConv`. With :obj:`hyper.head`, the second layer
+    keeps :obj:`hyper.hidden` channels and a linear layer gives the logit,
+    as in the reference code's model.
+    """
+
+    def __init__(
+        self,
+        in_channels: int,
+        backbone: str,
+        strategy: str | None,
+        hyper: Hyper,
+    ):
+        super().__init__()
+        # FusedGCNConv remembers the normalisation of each graph it sees,
+        # so the fixed graph of evaluation is normalised once.
+        makers: dict[str, Callable[[int, int], torch.nn.Module]] = {
+            'mlp': lambda i, o: _Linear(i, o),
+            'gcn': lambda i, o: FusedGCNConv(i, o),
+            'sage': lambda i, o: SAGEConv(i, o),
+            'gat': lambda i, o: FusedGATConv(i, o, heads=1),
+            'row': lambda i, o: RowNormConv(i, o),
+        }
+        make = makers[backbone]
+        self.conv1 = make(in_channels, hyper.hidden)
+        self.conv2 = make(hyper.hidden, hyper.hidden if hyper.head else 1)
+        self.head = torch.nn.Linear(hyper.hidden, 1) if hyper.head else None
+        self.dropout = hyper.dropout
+        if strategy in STRATEGIES:
+            to_bemap(
+                self, settings=hyper.sampler_settings(strategy), inplace=True
+            )
+
+    def forward(
+        self, x: Tensor, graph: Any, bemap: BeMapInfo | None = None
+    ) -> Tensor:
+        extra = {'bemap': bemap} if isinstance(self.conv1, BeMapConv) else {}
+        x = self._dropout(x)
+        x = self.conv1(x, graph, **extra).relu()
+        x = self._dropout(x)
+        x = self.conv2(x, graph, **extra)
+        if self.head is not None:
+            x = self.head(x)
+        return x.view(-1)
+
+    def _dropout(self, x: Tensor) -> Tensor:
+        # Inverted dropout as F.dropout, with a uniform draw: on CPU, twice
+        # as fast as F.dropout's Bernoulli kernel for the hidden layer.
+        if not self.training or self.dropout == 0:
+            return x
+        keep = torch.rand_like(x) >= self.dropout
+        return x * keep * (1.0 / (1.0 - self.dropout))
+
+
+class _Linear(torch.nn.Linear):
+    r"""A linear layer called like a message-passing layer (the graph is
+    ignored): the layers of the MLP baseline."""
+
+    def forward(self, x: Tensor, graph: Any = None) -> Tensor:
+        return super().forward(x)
+
+
+def fast_graph(data: Data, backbone: str) -> Any:
+    r"""The full graph in the fastest layout the backbone takes: a
+    transposed sparse adjacency, whose sparse products avoid materialising
+    one message per edge (a :class:`torch_sparse.SparseTensor` when
+    installed, else a :obj:`torch.sparse` CSR tensor), for the GCN and SAGE
+    backbones and, with :obj:`torch_sparse`, for
+    :class:`~pyg_bemap.nn.fused.FusedGATConv` and
+    :class:`~pyg_bemap.RowNormConv`; the edge list otherwise.
+    """
+    edge_index = data.edge_index
+    if isinstance(edge_index, BeMapEdgeIndex):
+        edge_index = edge_index.as_tensor()
+    if backbone in ('gcn', 'sage') or (
+        backbone in ('gat', 'row') and WITH_TORCH_SPARSE
+    ):
+        return transposed_adjacency(edge_index, data.num_nodes)
+    return edge_index

@@ -1,0 +1,195 @@
+r"""Which runs a protocol needs, and what its stored runs chose: the
+configuration of every (dataset, method) and the runs still missing."""
+
+import math
+import statistics
+from collections.abc import Callable
+from typing import Any
+
+from pyg_bemap_lab.models import BACKBONES
+from pyg_bemap_lab.protocols import (
+    Job,
+    Protocol,
+    record_of,
+    sweep_configs,
+    tuned_backbones,
+)
+from pyg_bemap_lab.store import RunStore, run_key
+
+
+def chosen_configs(
+    protocol: Protocol, store: RunStore
+) -> dict[tuple[str, str], dict[str, Any]]:
+    r"""The configuration chosen for every (dataset, method) from the runs
+    in :obj:`store` alone, training nothing: what :func:`run_protocol`
+    returns once the store is complete. With missing tuning runs, a choice
+    rests on the runs there are."""
+    chosen: dict[tuple[str, str], dict[str, Any]] = {}
+    for dataset in protocol.datasets:
+        chosen.update(plan_dataset(protocol, store, lambda _: None, dataset))
+    return chosen
+
+
+def datasets_with_runs(protocol: Protocol, store: RunStore) -> list[str]:
+    r"""The protocol's datasets of which :obj:`store` holds runs, in the
+    protocol's order."""
+    held = {r['dataset'] for r in store if r['protocol'] == protocol.name}
+    return [d for d in protocol.datasets if d in held]
+
+
+def missing_runs(protocol: Protocol, store: RunStore) -> dict[str, int]:
+    r"""Dataset -> the number of the protocol's runs that :obj:`store` does
+    not hold yet (later phases counted with the choices the stored runs
+    make so far)."""
+    missing = {}
+    for dataset in protocol.datasets:
+        wanted: list[Job] = []
+        plan_dataset(protocol, store, wanted.extend, dataset)
+        missing[dataset] = len(missing_jobs(protocol, store, wanted))
+    return missing
+
+
+def missing_jobs(
+    protocol: Protocol, store: RunStore, wanted: list[Job]
+) -> list[Job]:
+    r"""The jobs of :obj:`wanted` that :obj:`store` does not hold, each run
+    once."""
+    todo: dict[str, Job] = {}
+    for job in wanted:
+        key = run_key(record_of(protocol, job))
+        if key not in store:
+            todo.setdefault(key, job)
+    return list(todo.values())
+
+
+def plan_dataset(
+    protocol: Protocol,
+    store: RunStore,
+    complete: Callable[[list[Job]], None],
+    dataset: str,
+) -> dict[tuple[str, str], dict[str, Any]]:
+    chosen: dict[tuple[str, str], dict[str, Any]] = {}
+    backbones = tuned_backbones(protocol)
+    if protocol.grid_seeds:
+        complete(
+            [
+                (dataset, m, c, s)
+                for m in backbones
+                for c in protocol.grid_configs()
+                for s in protocol.grid_seeds
+            ]
+        )
+    for method in backbones:
+        chosen[dataset, method] = _best_config(
+            protocol, store, dataset, method
+        )
+    if 'FairDrop' in protocol.methods:
+        candidates = [
+            {**chosen[dataset, 'GCN'], 'delta': delta}
+            for delta in protocol.deltas
+        ]
+        if len(protocol.deltas) > 1:
+            complete(
+                [
+                    (dataset, 'FairDrop', c, s)
+                    for c in candidates
+                    for s in protocol.grid_seeds or protocol.seeds
+                ]
+            )
+        chosen[dataset, 'FairDrop'] = min(
+            candidates,
+            key=lambda c: _mean_fairness(protocol, store, dataset, c),
+        )
+    for method in protocol.methods:
+        if (dataset, method) not in chosen:
+            chosen[dataset, method] = chosen[dataset, BACKBONES[method]]
+    complete(
+        [
+            (dataset, m, chosen[dataset, m], s)
+            for m in protocol.methods
+            for s in protocol.seeds
+        ]
+    )
+    complete(
+        [
+            (dataset, m, config, s)
+            for m, config in sweep_configs(protocol, chosen, dataset)
+            for s in protocol.sweep_seeds
+        ]
+    )
+    return chosen
+
+
+def stored_runs(
+    protocol: Protocol,
+    store: RunStore,
+    dataset: str,
+    method: str,
+    config: dict[str, Any],
+    seeds: tuple[int, ...],
+) -> list[dict[str, Any]]:
+    r"""The stored runs of one (dataset, method, configuration), for the
+    :obj:`seeds` that have one."""
+    runs = []
+    for seed in seeds:
+        run = store.get(
+            run_key(record_of(protocol, (dataset, method, config, seed)))
+        )
+        if run is not None:
+            runs.append(run)
+    return runs
+
+
+def chosen_runs(
+    protocol: Protocol,
+    store: RunStore,
+    chosen: dict[tuple[str, str], dict[str, Any]],
+    dataset: str,
+    method: str,
+) -> list[dict[str, Any]]:
+    r"""The stored reported runs (the protocol's :obj:`seeds`) of
+    :obj:`method` on :obj:`dataset` with its chosen configuration."""
+    return stored_runs(
+        protocol,
+        store,
+        dataset,
+        method,
+        chosen[dataset, method],
+        protocol.seeds,
+    )
+
+
+def _best_config(
+    protocol: Protocol, store: RunStore, dataset: str, method: str
+) -> dict[str, Any]:
+    if not protocol.grid_seeds:
+        return dict(protocol.config)
+
+    def mean_loss(config: dict[str, Any]) -> float:
+        runs = stored_runs(
+            protocol, store, dataset, method, config, protocol.grid_seeds
+        )
+        losses = [min(r['curve']['loss'], default=math.inf) for r in runs]
+        return statistics.mean(losses) if losses else math.inf
+
+    return min(protocol.grid_configs(), key=mean_loss)
+
+
+def _mean_fairness(
+    protocol: Protocol, store: RunStore, dataset: str, config: dict[str, Any]
+) -> float:
+    runs = stored_runs(
+        protocol,
+        store,
+        dataset,
+        'FairDrop',
+        config,
+        protocol.grid_seeds or protocol.seeds,
+    )
+    gaps = []
+    for run in runs:
+        curve, picked = run['curve'], run['test']['val-fair']
+        if picked is not None:
+            epoch = picked['epoch']
+            gaps.append(curve['sp'][epoch] + curve['eo'][epoch])
+    return statistics.mean(gaps) if gaps else math.inf

@@ -1,0 +1,58 @@
+import torch
+from torch_geometric.typing import WITH_TORCH_SPARSE, SparseTensor
+
+from pyg_bemap import BalanceAwareSampling, BeMapConv, SamplerSettings
+from pyg_bemap.datasets import biased_sbm
+from pyg_bemap_lab.models import Hyper, NodeClassifier, fast_graph
+
+
+def test_fast_graph_layouts():
+    data = BalanceAwareSampling()(biased_sbm(100, seed=4))
+    graph = fast_graph(data, 'gcn')
+    if WITH_TORCH_SPARSE:
+        assert isinstance(graph, SparseTensor)
+        assert graph.nnz() == data.num_edges
+        for backbone in ('gat', 'row'):
+            assert isinstance(fast_graph(data, backbone), SparseTensor)
+    else:  # pragma: no cover
+        assert graph.layout == torch.sparse_csr
+        for backbone in ('gat', 'row'):
+            assert type(fast_graph(data, backbone)) is torch.Tensor
+    assert type(fast_graph(data, 'mlp')) is torch.Tensor
+
+
+def test_classifier_outputs_one_logit_per_node():
+    model = NodeClassifier(8, 'row', 'uniform', Hyper(hidden=4))
+    data = BalanceAwareSampling()(biased_sbm(50, num_features=8))
+    assert model(data.x, data.edge_index).shape == (50,)
+
+
+def test_a_linear_head_after_the_second_layer():
+    data = biased_sbm(60, seed=6)
+    model = NodeClassifier(data.num_features, 'gcn', None, Hyper(head=True))
+    assert model.conv2.out_channels == 128 and model.head.in_features == 128
+    assert model(data.x, data.edge_index).shape == (60,)
+    bemap = NodeClassifier(
+        data.num_features, 'gcn', 'balance', Hyper(head=True)
+    )
+    assert isinstance(bemap.conv2, BeMapConv)
+    assert isinstance(bemap.head, torch.nn.Linear)  # not a layer to sample
+    assert NodeClassifier(data.num_features, 'gcn', None, Hyper()).head is None
+
+
+def test_hyper_parameters_of_a_protocol_configuration():
+    config = dict(lr=0.01, hidden=16, dropout=0.0, beta=0.5, scale=True)
+    hyper = Hyper.from_config(config, epochs=30, patience=7)
+    assert (hyper.lr, hyper.hidden, hyper.dropout) == (0.01, 16, 0.0)
+    assert (hyper.epochs, hyper.patience, hyper.beta) == (30, 7, 0.5)
+    assert hyper.min_keep == Hyper.min_keep  # a default fills the rest
+    assert hyper.sampler_settings('degree') == SamplerSettings(
+        beta=0.5, min_keep=4, strategy='degree'
+    )
+
+
+def test_the_bemap_layers_take_the_sampler_settings():
+    hyper = Hyper(hidden=4, beta=0.5, min_keep=2)
+    model = NodeClassifier(8, 'gcn', 'uniform', hyper)
+    for conv in (model.conv1, model.conv2):
+        assert conv.settings == hyper.sampler_settings('uniform')
