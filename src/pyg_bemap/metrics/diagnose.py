@@ -13,8 +13,8 @@ from pyg_bemap.utils.counts import (
     DEFAULT_MEMORY_BUDGET,
     checked_hop_group_counts,
 )
-from pyg_bemap.utils.groups import check_edge_index, sensitive_groups
 from pyg_bemap.utils.sampling import fair_quotas, group_edges
+from pyg_bemap.utils.task import fairness_task
 
 #: The quantiles of the imbalance :math:`D_i` that a diagnosis reports.
 QUANTILES = {'min': 0.0, 'q25': 0.25, 'median': 0.5, 'q75': 0.75, 'max': 1.0}
@@ -122,7 +122,7 @@ def diagnose(
             initialisation. (default: :obj:`0`)
     """
     settings = SamplerSettings.resolve(settings)
-    edge_index, sens, num_groups, labels = _graph_parts(
+    edge_index, sens, num_groups, labels = fairness_task(
         data, sens_attr, label_attr
     )
     src, dst = edge_index[0].long(), edge_index[1].long()
@@ -157,46 +157,6 @@ def diagnose(
         else None,
         settings=settings,
     )
-
-
-def _graph_parts(
-    data: Data, sens_attr: str, label_attr: str
-) -> tuple[Tensor, Tensor, int, Tensor]:
-    edge_index = getattr(data, 'edge_index', None)
-    if edge_index is None:
-        raise ValueError("diagnose needs 'data.edge_index'")
-    edge_index = edge_index.as_subclass(Tensor)
-    num_nodes = check_edge_index(edge_index, data.num_nodes)
-    sens, num_groups = sensitive_groups(
-        getattr(data, sens_attr, None), num_nodes, name=sens_attr
-    )
-    if num_groups < 2:
-        raise ValueError(
-            f"The sensitive attribute '{sens_attr}' holds one group only: "
-            f'there is nothing to balance'
-        )
-    return edge_index, sens, num_groups, _binary(data, label_attr, num_nodes)
-
-
-def _binary(data: Data, label_attr: str, num_nodes: int) -> Tensor:
-    y = getattr(data, label_attr, None)
-    if not isinstance(y, Tensor) or y.numel() != num_nodes:
-        raise ValueError(
-            f"diagnose needs one label per node in 'data.{label_attr}'; "
-            f"pass 'label_attr' if the labels are stored under another name"
-        )
-    y = y.view(-1)
-    values = torch.unique(y[y >= 0]).tolist()  # -1: unlabelled, as in PyG
-    if not set(values) <= {0, 1}:
-        shown = ', '.join(f'{v:g}' for v in values[:6])
-        raise ValueError(
-            f"The labels in 'data.{label_attr}' must be binary (0 and 1, -1 "
-            f'for unlabelled nodes; got '
-            f'{shown}{", ..." if len(values) > 6 else ""}): the fairness '
-            f'gaps compare positive rates. Map them to 0 and 1 first, e.g. '
-            f"'data.{label_attr} = (data.{label_attr} == positive).long()'"
-        )
-    return y.long()
 
 
 def _mean(values: Tensor) -> float:

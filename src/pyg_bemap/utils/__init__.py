@@ -5,8 +5,11 @@ from pyg_bemap.utils.counts import (
 )
 from pyg_bemap.utils.groups import sensitive_groups
 from pyg_bemap.utils.sampling import fair_quotas
+from pyg_bemap.utils.task import FairnessTask, fairness_task
 
 __all__ = [
+    'FairnessTask',
+    'fairness_task',
     'balance_score',
     'exact_counting_memory',
     'fair_quotas',
