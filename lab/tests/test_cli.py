@@ -148,3 +148,28 @@ def test_a_report_needs_stored_runs(capsys, tmp_path):
     assert main(argv) == 1
     err = capsys.readouterr().err
     assert err.count('\n') == 1 and 'holds no runs' in err
+
+
+def test_diagnose_and_compare_a_graph_it_saves_itself(capsys, tmp_path):
+    import json
+
+    import torch
+
+    from pyg_bemap.datasets import biased_sbm
+
+    data = biased_sbm(120, seed=4)
+    del data.train_mask, data.val_mask, data.test_mask
+    torch.save(data, tmp_path / 'mine.pt')
+    graph = ['--graph', str(tmp_path / 'mine.pt')]
+    assert main(['diagnose', *graph, '--json']) == 0
+    figures = json.loads(capsys.readouterr().out)
+    assert figures['num_nodes'] == 120 and figures['mlp_gap'] is None
+    assert main(['diagnose', *graph, '--mlp']) == 0
+    out = capsys.readouterr().out
+    assert 'edge homophily' in out and 'MLP' in out
+    argv = ['compare', *graph, '--seeds', '2', '--epochs', '3', '--jobs', '1']
+    assert main(argv + ['--out', str(tmp_path / 'runs')]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith('BeMap(sym) against GCN on graph-')
+    assert (tmp_path / 'runs' / 'runs.jsonl').exists()
+    assert max(len(line) for line in out.splitlines()) <= 80

@@ -22,3 +22,49 @@ def test_cli_datasets_says_where_files_go(tmp_path, capsys):
     out = capsys.readouterr().out
     assert 'nba         bundled with the package' in out
     assert f'move credit.csv to {tmp_path / "credit" / "raw"}' in out
+
+
+def _one_line_error(capsys, argv):
+    code = main(argv)
+    err = capsys.readouterr().err
+    assert code == 1, err
+    assert err.count('\n') == 1 and 'Traceback' not in err
+    return err
+
+
+def test_a_bad_graph_of_ones_own_is_one_line(tmp_path, capsys):
+    import torch
+
+    from pyg_bemap.datasets import biased_sbm
+
+    def saved(name, **change):
+        data = biased_sbm(40, seed=0)
+        for key, value in change.items():
+            data[key] = value
+        torch.save(data, tmp_path / name)
+        return ['diagnose', '--graph', str(tmp_path / name)]
+
+    err = _one_line_error(capsys, saved('a.pt') + ['--sens-attr', 'race'])
+    assert "'race' is missing" in err
+    err = _one_line_error(capsys, saved('b.pt', y=torch.arange(40) % 3))
+    assert 'must be binary' in err and 'Map them to 0 and 1' in err
+    err = _one_line_error(capsys, saved('c.pt', s=torch.zeros(40)))
+    assert 'one group only' in err
+    (tmp_path / 'junk.pt').write_bytes(b'junk')
+    err = _one_line_error(
+        capsys, ['compare', '--graph', str(tmp_path / 'junk.pt')]
+    )
+    assert 'not a graph saved with torch.save' in err
+
+
+def test_bad_tables_are_one_line_naming_the_file(tmp_path, capsys):
+    nodes, edges = tmp_path / 'nodes.csv', tmp_path / 'edges.csv'
+    nodes.write_text('id,s,y,f,city\n1,0,1,0.5,Oslo\n2,1,0,0.1,Rome\n')
+    edges.write_text('source,target\n1,2\n2,7\n')
+    argv = ['diagnose', '--nodes', str(nodes), '--edges', str(edges)]
+    argv += ['--id-col', 'id', '--sens-col', 's', '--label-col', 'y']
+    err = _one_line_error(capsys, argv)
+    assert f'{nodes}: the feature column(s) ' in err and "'city'" in err
+    nodes.write_text('id,s,y,f\n1,0,1,0.5\n2,1,0,0.1\n')
+    err = _one_line_error(capsys, argv)
+    assert f'{edges}: line 3: the target id 7 is not in the node' in err

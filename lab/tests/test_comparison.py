@@ -2,14 +2,17 @@ import os.path as osp
 
 import pytest
 
+from pyg_bemap.datasets import biased_sbm
 from pyg_bemap_lab.comparison import (
+    GRAPH_GRID,
     TUNED,
     UNTUNED,
+    compare,
     comparison_protocol,
-    comparison_summary,
+    graph_protocol,
 )
 from pyg_bemap_lab.planning import chosen_configs
-from pyg_bemap_lab.protocols import PROTOCOLS, record_of
+from pyg_bemap_lab.protocols import PROTOCOLS
 from pyg_bemap_lab.store import RunStore
 
 STORED = osp.join(osp.dirname(__file__), '..', 'results', 'evaluation')
@@ -37,22 +40,54 @@ def test_tuned_settings_are_the_default_protocols_choices():
         assert {k: choice[k] for k in config} == config, (dataset, backbone)
 
 
-def test_summary_fits_80_columns_and_gives_the_verdict(tmp_path):
-    protocol = comparison_protocol('nba', 'BeMap(sym)', 6)
-    store = RunStore(str(tmp_path / 'runs.jsonl'))
-    for seed in protocol.seeds:
-        for method, sp in (('GCN', 0.10), ('BeMap(sym)', 0.07)):
-            picked = dict(acc=0.7, auc=0.8, sp=sp + seed / 100, eo=0.05)
-            result = {'test': {'val-loss': picked}}
-            job = ('nba', method, protocol.config, seed)
-            store.add(record_of(protocol, job, result))
-    chosen = {('nba', m): protocol.config for m in protocol.methods}
-    summary = comparison_summary(protocol, store, chosen)
-    assert max(len(line) for line in summary.splitlines()) <= 80
-    assert 'BeMap(sym) against GCN on nba: 6 paired seeds' in summary
-    assert '  delta_sp  -3.00 [-3.00, -3.00]*' in summary
-    verdict = ' '.join(summary.split('\n\n')[-1].split())
-    assert verdict == (
-        'Verdict: fairer: delta_sp -3.0 [-3.0, -3.0]; no significant '
-        'change in accuracy or AUC.'
-    )
+def test_a_graph_of_ones_own_gets_a_small_tuning_grid():
+    protocol = graph_protocol('graph-x', '/g.pt', 'sage', 4, 30, 5, (0.6, 0.2))
+    assert protocol.methods == ('SAGE', 'BeMap(sage)')
+    assert protocol.grid == GRAPH_GRID and protocol.grid_seeds == (0, 1)
+    assert protocol.graphs == {'graph-x': '/g.pt'}
+    assert protocol.split == 'stratified' and protocol.fractions == (0.6, 0.2)
+    assert len(protocol.grid_configs()) == 8
+    with pytest.raises(ValueError, match="unknown method 'gin'"):
+        graph_protocol('graph-x', '/g.pt', 'gin', 4)
+
+
+RECORD_KEYS = {
+    'seed',
+    'model',
+    'acc',
+    'auc',
+    'delta_sp',
+    'delta_eo',
+    'val_acc',
+    'val_auc',
+    'val_delta_sp',
+    'val_delta_eo',
+    'epoch',
+    'degenerate',
+}
+
+
+def test_compare_from_python_resumes_from_its_stored_runs(tmp_path):
+    data = biased_sbm(150, seed=3)
+    del data.train_mask, data.val_mask, data.test_mask
+    options = dict(seeds=2, epochs=4, patience=4, out=str(tmp_path))
+    res = compare(data, method='sym', **options)
+    assert {(r['seed'], r['model']) for r in res.runs} == {
+        (s, m) for s in (0, 1) for m in ('GCN', 'BeMap(sym)')
+    }
+    assert all(set(r) == RECORD_KEYS for r in res.runs)
+    assert res.verdict.startswith('no verdict: 2 paired seeds')
+    table = res.to_markdown()
+    assert '| delta_sp |' in table and 'without degenerate runs' in table
+    assert str(res).startswith('BeMap(sym) against GCN on graph-')
+    stored = len(res.store)
+    assert stored == 8 * 2 + 2  # the tuning grid, then BeMap's seeds
+    again = compare(data, method='sym', **options)  # nothing to train
+    assert len(again.store) == stored and again.runs == res.runs
+
+
+def test_compare_refuses_an_unknown_dataset_or_rule():
+    with pytest.raises(ValueError, match="unknown dataset 'cora'"):
+        compare('cora')
+    with pytest.raises(ValueError, match="unknown selection rule 'val-acc'"):
+        compare('nba', selection='val-acc')

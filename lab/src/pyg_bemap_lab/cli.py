@@ -1,6 +1,6 @@
 r"""The :obj:`pyg-bemap` command's arguments: :obj:`compare`,
-:obj:`train`, :obj:`reproduce` and :obj:`datasets` (what each does:
-:mod:`~pyg_bemap_lab.commands`)."""
+:obj:`diagnose`, :obj:`train`, :obj:`reproduce` and :obj:`datasets`
+(what each does: :mod:`~pyg_bemap_lab.commands`)."""
 
 import argparse
 import os
@@ -12,7 +12,8 @@ from typing import Any
 from pyg_bemap import __version__
 from pyg_bemap.datasets import ALIASES, SPECS, default_root
 from pyg_bemap_lab import commands
-from pyg_bemap_lab.models import Hyper
+from pyg_bemap_lab.graph_inputs import add_graph_source
+from pyg_bemap_lab.models import METHOD_ALIASES, Hyper, bemap_method
 from pyg_bemap_lab.protocols import PROTOCOLS
 from pyg_bemap_lab.selection import (
     DEFAULT_RULE,
@@ -20,32 +21,15 @@ from pyg_bemap_lab.selection import (
     STORED_RULES,
     VALIDATION_RULES,
 )
+from pyg_bemap_lab.store import default_results
 
 DATASETS = sorted(SPECS) + sorted(ALIASES) + ['synthetic']
 
-#: Short names of the BeMap methods on the command line.
-METHOD_ALIASES = {
-    'row': 'BeMap(row)',
-    'sym': 'BeMap(sym)',
-    'sage': 'BeMap(sage)',
-    'gat': 'BeMap(gat)',
-    'sym-uniform': 'BeMap(sym)-uniform',
-    'sym-degree': 'BeMap(sym)-degree',
-}
 
 EXIT_CODES = (
     'exit codes: 0 done; 1 the work could not be done (one line on '
     'standard error says why); 2 bad arguments; 130 interrupted'
 )
-
-
-def default_results() -> str:
-    r"""Where :obj:`reproduce` writes unless told otherwise:
-    :obj:`$PYG_BEMAP_RESULTS`, or :obj:`~/pyg-bemap-results`."""
-    return os.environ.get(
-        'PYG_BEMAP_RESULTS',
-        osp.join(osp.expanduser('~'), 'pyg-bemap-results'),
-    )
 
 
 def _int_at_least(minimum: int) -> Callable[[str], int]:
@@ -72,13 +56,10 @@ def _share(text: str) -> float:
 
 
 def _bemap_method(text: str) -> str:
-    method = METHOD_ALIASES.get(text, text)
-    if method not in METHOD_ALIASES.values():
-        raise argparse.ArgumentTypeError(
-            f'unknown method {text!r}; choose from '
-            + ', '.join(METHOD_ALIASES)
-        )
-    return method
+    try:
+        return bemap_method(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -92,6 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest='command', required=True)
     _add_compare(commands)
+    _add_diagnose(commands)
     _add_train(commands)
     _add_reproduce(commands)
     datasets = commands.add_parser(
@@ -118,7 +100,7 @@ def _add_compare(commands: Any) -> None:
         'intervals and a one-line verdict.',
         epilog=EXIT_CODES,
     )
-    _add_dataset(compare, [d for d in DATASETS if d != 'synthetic'])
+    add_graph_source(compare)
     _add_method(compare)
     compare.add_argument(
         '--seeds',
@@ -129,7 +111,42 @@ def _add_compare(commands: Any) -> None:
     _add_selection(compare, STORED_RULES)
     _add_epochs(compare, 1000, 100)
     _add_jobs(compare)
+    compare.add_argument(
+        '--out',
+        default=osp.join(default_results(), 'graphs'),
+        help='folder of the stored runs of a graph of your own: a rerun '
+        'resumes, an unchanged graph is not trained again (default: '
+        '$PYG_BEMAP_RESULTS/graphs, else ~/pyg-bemap-results/graphs)',
+    )
     _add_root(compare)
+
+
+def _add_diagnose(commands: Any) -> None:
+    diagnose = commands.add_parser(
+        'diagnose',
+        help='measure how much room a graph leaves BeMap, in seconds',
+        description='Before any training: the homophily of the sensitive '
+        'attribute, the share of one-group neighbourhoods (the only ones '
+        'BeMap thins), the share of edges a sample keeps, the imbalance of '
+        'the L-hop neighbourhoods and the gap of the labels themselves.',
+        epilog=EXIT_CODES,
+    )
+    add_graph_source(diagnose, fractions=False)
+    diagnose.add_argument(
+        '--mlp',
+        action='store_true',
+        help="also train an MLP and report its predictions' gap",
+    )
+    diagnose.add_argument(
+        '--seed',
+        type=int,
+        default=0,
+        help="the MLP's split and initialisation (default: %(default)s)",
+    )
+    diagnose.add_argument(
+        '--json', action='store_true', help='print the figures as JSON'
+    )
+    _add_root(diagnose)
 
 
 def _add_train(commands: Any) -> None:
@@ -306,6 +323,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     run = {
         'compare': commands.run_compare,
+        'diagnose': commands.run_diagnose,
         'train': commands.run_train,
         'reproduce': commands.run_reproduce,
         'datasets': commands.run_datasets,

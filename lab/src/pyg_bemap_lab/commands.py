@@ -3,6 +3,7 @@ r"""What each :obj:`pyg-bemap` command does with its parsed arguments
 
 import argparse
 import dataclasses
+import json
 import os.path as osp
 import sys
 import tempfile
@@ -13,15 +14,16 @@ from typing import Any
 from tqdm import tqdm
 
 from pyg_bemap.datasets import (
-    ALIASES,
     BUNDLED_DIR,
     SPECS,
     FairGraphDataset,
     biased_sbm,
 )
+from pyg_bemap.metrics import diagnose
 from pyg_bemap.transforms import BalanceAwareSampling
-from pyg_bemap_lab.comparison import comparison_protocol, run_comparison
+from pyg_bemap_lab.comparison import compare
 from pyg_bemap_lab.execution import run_protocol
+from pyg_bemap_lab.graph_inputs import named_graph, read_graph_source
 from pyg_bemap_lab.models import BACKBONES, Hyper
 from pyg_bemap_lab.paper_comparison import paper_comparison
 from pyg_bemap_lab.planning import chosen_configs, datasets_with_runs
@@ -66,27 +68,44 @@ class _LineProgress:
 
 def run_compare(args: argparse.Namespace) -> None:
     r"""The paired comparison of a model and its BeMap version (see
-    :mod:`~pyg_bemap_lab.comparison`), trained into a temporary run store."""
-    protocol = comparison_protocol(
-        ALIASES.get(args.dataset, args.dataset),
-        args.method,
-        args.seeds,
-        args.epochs,
-        args.patience,
+    :func:`~pyg_bemap_lab.comparison.compare`): on a named dataset in a
+    temporary run store, on a graph of one's own in :obj:`--out`."""
+    source = read_graph_source(args)
+    bar = progress(None, 'runs')
+    options = dict(
+        method=args.method,
+        seeds=args.seeds,
+        epochs=args.epochs,
+        patience=args.patience,
+        selection=args.selection,
+        fractions=(args.train_fraction, args.val_fraction),
+        jobs=args.jobs,
+        root=args.root,
+        on_run=lambda job: bar.update(),
     )
-    bar = progress(2 * args.seeds, 'runs')
-    with tempfile.TemporaryDirectory() as folder:
-        store = RunStore(osp.join(folder, 'runs.jsonl'))
-        summary = run_comparison(
-            protocol,
-            args.root,
-            store,
-            args.jobs,
-            lambda job: bar.update(),
-            rule=args.selection,
-        )
+    if isinstance(source, str):
+        with tempfile.TemporaryDirectory() as folder:
+            result = compare(source, out=folder, **options)
+            bar.close()
+            print(result)
+        return
+    result = compare(source, out=args.out, **options)
     bar.close()
-    print(summary)
+    print(result)
+
+
+def run_diagnose(args: argparse.Namespace) -> None:
+    r"""The bias diagnostics of a graph (see :func:`pyg_bemap.diagnose`),
+    as text or, with :obj:`--json`, as JSON."""
+    source = read_graph_source(args)
+    graph = (
+        named_graph(args.root, source) if isinstance(source, str) else source
+    )
+    diagnosis = diagnose(graph, 's', 'y', mlp=args.mlp, seed=args.seed)
+    if args.json:
+        print(json.dumps(diagnosis.to_dict(), indent=2))
+    else:
+        print(diagnosis)
 
 
 def run_train(args: argparse.Namespace) -> None:

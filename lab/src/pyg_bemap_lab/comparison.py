@@ -1,27 +1,35 @@
 r"""A paired comparison of a vanilla model and its BeMap version over
-several seeds, on one dataset, with the hyper-parameters the default
-protocol chose, and its summary for an 80-column terminal."""
+several seeds, on a named dataset (with the hyper-parameters the default
+protocol chose) or on a graph of one's own (with a small tuning grid):
+:func:`compare`, and the :obj:`pyg-bemap compare` command's protocols."""
 
-import textwrap
+import os
+import os.path as osp
+import tempfile
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-from pyg_bemap_lab.execution import run_protocol
-from pyg_bemap_lab.models import BACKBONES
-from pyg_bemap_lab.protocols import PROTOCOLS, Job, Protocol
-from pyg_bemap_lab.selection import (
-    DEFAULT_RULE,
-    RULES,
-    STORED_RULES,
-    check_rule,
+import torch
+from torch_geometric.data import Data
+
+from pyg_bemap.datasets import ALIASES, SPECS, default_root
+from pyg_bemap_lab.comparison_report import (
+    comparison_markdown,
+    comparison_runs,
+    comparison_summary,
+    comparison_verdict,
 )
-from pyg_bemap_lab.store import RunStore
-from pyg_bemap_lab.tables import Chosen, paired_differences, seed_values
-from pyg_bemap_lab.verdicts import (
-    METRICS,
-    format_difference,
-    format_mean_std,
-    verdict,
+from pyg_bemap_lab.execution import run_protocol
+from pyg_bemap_lab.models import BACKBONES, bemap_method
+from pyg_bemap_lab.protocols import PROTOCOLS, Job, Protocol
+from pyg_bemap_lab.selection import DEFAULT_RULE, STORED_RULES, check_rule
+from pyg_bemap_lab.store import RunStore, default_results
+from pyg_bemap_lab.tables import Chosen
+from pyg_bemap_lab.user_graphs import (
+    DEFAULT_FRACTIONS,
+    graph_key,
+    user_graph,
 )
 
 #: The hyper-parameters the default protocol chose on validation, per
@@ -66,11 +74,6 @@ def comparison_protocol(
     if seeds < 1:
         raise ValueError(f'seeds must be at least 1 (got {seeds})')
     backbone = BACKBONES[method]
-    fixed = {
-        k: v
-        for k, v in PROTOCOLS['default'].config.items()
-        if k in ('weight_decay', 'beta', 'min_keep')
-    }
     return Protocol(
         name=f'compare-max{max_epochs}-patience{patience}',
         description=f'{method} against {backbone}, paired seeds',
@@ -79,8 +82,104 @@ def comparison_protocol(
         seeds=tuple(range(seeds)),
         max_epochs=max_epochs,
         patience=patience,
-        config={**fixed, **TUNED.get((dataset, backbone), UNTUNED)},
+        config={**_fixed(), **TUNED.get((dataset, backbone), UNTUNED)},
     )
+
+
+#: The grid on which :func:`compare` tunes the backbone on a graph of one's
+#: own (every combination, each trained with :obj:`GRAPH_GRID_SEEDS`, the
+#: lowest mean validation loss chosen; features scaled to [-1, 1]).
+GRAPH_GRID = dict(lr=(1e-3, 1e-2), hidden=(16, 128), dropout=(0.0, 0.5))
+
+#: The seeds of the tuning runs on a graph of one's own.
+GRAPH_GRID_SEEDS = (0, 1)
+
+
+def graph_protocol(
+    name: str,
+    path: str,
+    method: str,
+    seeds: int,
+    max_epochs: int = 1000,
+    patience: int = 100,
+    fractions: tuple[float, float] = DEFAULT_FRACTIONS,
+) -> Protocol:
+    r"""The protocol of a paired comparison on a graph of one's own, saved
+    at :obj:`path` under the name :obj:`name`: the backbone tuned on
+    :obj:`GRAPH_GRID`, then :obj:`seeds` paired seeds of both models, the
+    graph's own split masks or a stratified split per seed with the
+    training and validation :obj:`fractions`."""
+    backbone = BACKBONES[bemap_method(method)]
+    if seeds < 1:
+        raise ValueError(f'seeds must be at least 1 (got {seeds})')
+    train, val = fractions
+    return Protocol(
+        name=f'graph-max{max_epochs}-patience{patience}-split{train}-{val}',
+        description=f"{method} against {backbone} on a graph of one's own",
+        datasets=(name,),
+        methods=(backbone, bemap_method(method)),
+        seeds=tuple(range(seeds)),
+        max_epochs=max_epochs,
+        patience=patience,
+        config={**_fixed(), **UNTUNED},
+        grid=GRAPH_GRID,
+        grid_seeds=GRAPH_GRID_SEEDS,
+        split='stratified',
+        graphs={name: path},
+        fractions=fractions,
+    )
+
+
+def _fixed() -> dict[str, Any]:
+    return {
+        k: v
+        for k, v in PROTOCOLS['default'].config.items()
+        if k in ('weight_decay', 'beta', 'min_keep')
+    }
+
+
+@dataclass
+class ComparisonResult:
+    r"""A finished paired comparison (see :func:`compare`).
+
+    Attributes:
+        protocol (Protocol): How it was run.
+        store (RunStore): Where its runs are.
+        chosen (dict): The configuration of each (graph, model).
+        rule (str): The selection rule of the reported epoch.
+    """
+
+    protocol: Protocol
+    store: RunStore
+    chosen: Chosen
+    rule: str = DEFAULT_RULE
+
+    @property
+    def runs(self) -> list[dict[str, Any]]:
+        r"""One record per seed and model (see
+        :func:`~pyg_bemap_lab.comparison_report.comparison_runs`)."""
+        return comparison_runs(
+            self.protocol, self.store, self.chosen, self.rule
+        )
+
+    @property
+    def verdict(self) -> str:
+        r"""The verdict, with the number of seeds that hold a degenerate
+        run and the verdict without them."""
+        return comparison_verdict(
+            self.protocol, self.store, self.chosen, self.rule
+        )
+
+    def to_markdown(self) -> str:
+        r"""The paired table as Markdown."""
+        return comparison_markdown(
+            self.protocol, self.store, self.chosen, self.rule
+        )
+
+    def __str__(self) -> str:
+        return comparison_summary(
+            self.protocol, self.store, self.chosen, rule=self.rule
+        )
 
 
 def run_comparison(
@@ -90,65 +189,92 @@ def run_comparison(
     jobs: int = 1,
     on_run: Callable[[Job], None] | None = None,
     rule: str = DEFAULT_RULE,
-) -> str:
-    r"""Trains what :obj:`store` lacks of a
-    :func:`comparison_protocol` and returns :func:`comparison_summary`."""
-    chosen = run_protocol(protocol, root, store, jobs, on_run)
-    return comparison_summary(protocol, store, chosen, rule=rule)
-
-
-def comparison_summary(
-    protocol: Protocol,
-    store: RunStore,
-    chosen: Chosen,
-    width: int = 80,
-    rule: str = DEFAULT_RULE,
-) -> str:
-    r"""The comparison as plain text at most :obj:`width` columns wide: the
-    test metrics of both models at the epoch :obj:`rule` picks (a rule of
-    :obj:`~pyg_bemap_lab.selection.STORED_RULES`), their paired
-    differences with 95 % intervals, and a one-line verdict counting marked
-    differences only."""
+) -> ComparisonResult:
+    r"""Trains what :obj:`store` lacks of a comparison's :obj:`protocol`
+    (:func:`comparison_protocol` or :func:`graph_protocol`)."""
     check_rule(rule, STORED_RULES)
-    (dataset,) = protocol.datasets
-    backbone, method = protocol.methods
-    diffs = paired_differences(
-        protocol, store, chosen, dataset, (backbone, method), rule
-    )
-    config = ', '.join(
-        f'{k}={protocol.config[k]}'
-        for k in ('lr', 'hidden', 'dropout', 'scale')
-    )
-    intro = (
-        f'{method} against {backbone} on {dataset}: '
-        f'{diffs["acc"].seeds} paired seeds (same split and initial '
-        f'weights), {config}, epoch of the {RULES[rule]}; test metrics, '
-        'mean ± standard deviation over the seeds.'
-    )
-    lines = textwrap.wrap(intro, width) + ['']
-    lines.append(f'{"test (%)":<18}' + _cells(METRICS.values()))
-    for name in (backbone, method):
-        values = seed_values(protocol, store, chosen, dataset, name, rule)
-        cells = [
-            format_mean_std([100 * v[m] for v in values.values()])
-            for m in METRICS
-        ]
-        lines.append(f'{name:<18}' + _cells(cells))
-    lines += ['', f'{method} - {backbone}, points, 95 % interval:']
-    for metric, title in METRICS.items():
-        lines.append(f'  {title:<10}{format_difference(diffs[metric])}')
-    lines += [
-        '',
-        *textwrap.wrap(
-            'A * marks a difference whose interval excludes 0 and whose '
-            'exact paired test gives p < 0.05; lower gaps are fairer.',
-            width,
-        ),
-        '',
-        *textwrap.wrap(f'Verdict: {verdict(diffs)}.', width),
-    ]
-    return '\n'.join(lines)
+    chosen = run_protocol(protocol, root, store, jobs, on_run)
+    return ComparisonResult(protocol, store, chosen, rule)
 
 
-def _cells(cells: Any) -> str:
-    return ''.join(f'{c:>15}' for c in cells)
+def compare(
+    data: Data | str,
+    sens_attr: str = 's',
+    label_attr: str = 'y',
+    method: str = 'sym',
+    seeds: int = 10,
+    epochs: int = 1000,
+    patience: int = 100,
+    selection: str = DEFAULT_RULE,
+    fractions: tuple[float, float] = DEFAULT_FRACTIONS,
+    jobs: int = 1,
+    out: str | None = None,
+    root: str | None = None,
+    on_run: Callable[[Job], None] | None = None,
+) -> ComparisonResult:
+    r"""Compares a model with its BeMap version over paired seeds (the same
+    split and initial weights for both) on a graph of one's own, or on a
+    named dataset: what :obj:`pyg-bemap compare` does, from Python.
+
+    .. code-block:: python
+
+        res = compare(data, sens_attr='s', label_attr='y', method='sym')
+        print(res)  # the paired table and the verdict
+        res.runs  # one record per seed and model
+
+    On a graph of one's own, the backbone is first tuned on
+    :obj:`GRAPH_GRID` (by the lowest mean validation loss); the runs are
+    stored in :obj:`out` under a name drawn from the graph's content, so
+    that a rerun resumes and an unchanged graph is not trained again. A
+    named dataset uses the hyper-parameters the default protocol chose
+    (:obj:`TUNED`).
+
+    Args:
+        data (Data or str): The graph (see
+            :func:`~pyg_bemap_lab.user_graphs.user_graph`), or a dataset's
+            name.
+        sens_attr (str, optional): The sensitive attribute's name.
+        label_attr (str, optional): The binary labels' name.
+        method (str, optional): The BeMap method (a short name of
+            :obj:`~pyg_bemap_lab.models.METHOD_ALIASES`), compared with
+            its backbone. (default: :obj:`'sym'`)
+        seeds (int, optional): The paired seeds. (default: :obj:`10`)
+        epochs (int, optional): The most epochs of a run.
+        patience (int, optional): Epochs without a lower validation loss
+            before a run stops.
+        selection (str, optional): The rule of the reported epoch,
+            :obj:`'val-loss'` or :obj:`'val-fair'`.
+        fractions (tuple, optional): The training and validation shares of
+            the stratified split of a graph without split masks.
+        jobs (int, optional): Runs trained at once, one process each.
+        out (str, optional): The folder of the stored runs. (default: a
+            temporary folder for a named dataset; :obj:`graphs` in
+            :func:`~pyg_bemap_lab.store.default_results` for a graph)
+        root (str, optional): The datasets' folder, for a named dataset.
+    """
+    check_rule(selection, STORED_RULES)
+    if isinstance(data, str):
+        name = ALIASES.get(data, data)
+        if name not in SPECS:
+            raise ValueError(
+                f'unknown dataset {data!r}; choose from {", ".join(SPECS)}'
+            )
+        protocol = comparison_protocol(
+            name, bemap_method(method), seeds, epochs, patience
+        )
+        folder = out or tempfile.mkdtemp(prefix='pyg-bemap-compare-')
+    else:
+        graph = user_graph(data, sens_attr, label_attr)
+        folder = out or osp.join(default_results(), 'graphs')
+        name = graph_key(graph)
+        path = osp.join(folder, f'{name}.pt')
+        if not osp.exists(path):
+            os.makedirs(folder, exist_ok=True)
+            torch.save(graph, path)
+        protocol = graph_protocol(
+            name, path, method, seeds, epochs, patience, fractions
+        )
+    store = RunStore(osp.join(folder, 'runs.jsonl'))
+    return run_comparison(
+        protocol, root or default_root(), store, jobs, on_run, selection
+    )

@@ -39,6 +39,17 @@ METHODS: dict[str, tuple] = {
     'BeMap(sym)-renumbered': ('gcn', 'renumbered'),
 }
 
+#: Short names of the BeMap methods, on the command line and in
+#: :func:`~pyg_bemap_lab.comparison.compare`.
+METHOD_ALIASES = {
+    'row': 'BeMap(row)',
+    'sym': 'BeMap(sym)',
+    'sage': 'BeMap(sage)',
+    'gat': 'BeMap(gat)',
+    'sym-uniform': 'BeMap(sym)-uniform',
+    'sym-degree': 'BeMap(sym)-degree',
+}
+
 #: The backbone of every method with another training graph.
 BACKBONES = {
     'BeMap(row)': 'GCN',
@@ -50,6 +61,19 @@ BACKBONES = {
     'FairDrop': 'GCN',
     'BeMap(sym)-renumbered': 'GCN',
 }
+
+
+def bemap_method(name: str) -> str:
+    r"""The BeMap method a short name (a key of :obj:`METHOD_ALIASES`) or a
+    full name stands for."""
+    method = METHOD_ALIASES.get(name, name)
+    if method not in METHOD_ALIASES.values():
+        raise ValueError(
+            f'unknown method {name!r}; choose from '
+            + ', '.join(METHOD_ALIASES)
+        )
+    return method
+
 
 #: The reference code's test-set fairness budgets (delta_sp and delta_eo).
 PAPER_BUDGETS = {

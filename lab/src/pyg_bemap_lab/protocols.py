@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pyg_bemap_lab.models import BACKBONES
+from pyg_bemap_lab.user_graphs import DEFAULT_FRACTIONS
 
 ALL_METHODS = (
     'MLP',
@@ -67,9 +68,17 @@ class Protocol:
             chosen hyper-parameters, each trained with :obj:`sweep_seeds`,
             for the trade-off plots.
         sweep_seeds (tuple): The seeds of the sweep.
-        split (str): :obj:`'random'` or :obj:`'reference'`.
+        split (str): :obj:`'random'`, :obj:`'reference'` or
+            :obj:`'stratified'` (see
+            :func:`~pyg_bemap_lab.user_graphs.stratified_masks`); a graph
+            of :obj:`graphs` with its own masks uses them.
         test_selection (bool): Report the reference code's test-split rule
             only.
+        graphs (dict): Dataset name -> the file of a graph of one's own
+            (saved :func:`~pyg_bemap_lab.user_graphs.user_graph`), read
+            instead of a named dataset.
+        fractions (tuple): The training and validation shares of the
+            stratified split.
     """
 
     name: str
@@ -87,6 +96,8 @@ class Protocol:
     sweep_seeds: tuple[int, ...] = ()
     split: str = 'random'
     test_selection: bool = False
+    graphs: dict[str, str] = field(default_factory=dict)
+    fractions: tuple[float, float] = DEFAULT_FRACTIONS
 
     def grid_configs(self) -> list[dict[str, Any]]:
         r"""Every combination of the grid, on top of :obj:`config`."""

@@ -73,3 +73,12 @@ class RunStore:
         with open(self.path, 'rb') as handle:
             handle.seek(-1, os.SEEK_END)
             return handle.read(1) == b'\n'
+
+
+def default_results() -> str:
+    r"""Where :obj:`reproduce` writes unless told otherwise:
+    :obj:`$PYG_BEMAP_RESULTS`, or :obj:`~/pyg-bemap-results`."""
+    return os.environ.get(
+        'PYG_BEMAP_RESULTS',
+        osp.join(osp.expanduser('~'), 'pyg-bemap-results'),
+    )

@@ -5,6 +5,7 @@ dataset and reporting rule."""
 import dataclasses
 from typing import Any
 
+from pyg_bemap_lab.degenerate import degenerate
 from pyg_bemap_lab.models import BACKBONES
 from pyg_bemap_lab.planning import (
     chosen_runs,
@@ -43,14 +44,18 @@ def seed_values(
     dataset: str,
     method: str,
     rule: str,
+    healthy_only: bool = False,
 ) -> dict[int, dict[str, float]]:
     r"""Seed -> the test metrics at the epoch :obj:`rule` picked (seeds
-    where the rule picked none are left out)."""
+    where the rule picked none are left out, and, with
+    :obj:`healthy_only`, seeds whose run is
+    :func:`~pyg_bemap_lab.degenerate.degenerate`)."""
     runs = chosen_runs(protocol, store, chosen, dataset, method)
     return {
         run['seed']: run['test'][rule]
         for run in runs
         if run['test'].get(rule) is not None
+        and not (healthy_only and degenerate(run, rule))
     }
 
 
@@ -141,12 +146,15 @@ def paired_differences(
     dataset: str,
     pair: tuple[str, str],
     rule: str = DEFAULT_RULE,
+    healthy_only: bool = False,
 ) -> dict[str, PairedDifference]:
     r"""Metric -> the paired difference :obj:`pair[1]` minus
-    :obj:`pair[0]` in percentage points, on the seeds both have."""
-    reference, method = pair
-    a = seed_values(protocol, store, chosen, dataset, reference, rule)
-    b = seed_values(protocol, store, chosen, dataset, method, rule)
+    :obj:`pair[0]` in percentage points, on the seeds both have (with
+    :obj:`healthy_only`, the seeds where neither run is degenerate)."""
+    a, b = (
+        seed_values(protocol, store, chosen, dataset, m, rule, healthy_only)
+        for m in pair
+    )
     seeds = sorted(set(a) & set(b))
     return {
         metric: paired_difference(

@@ -164,7 +164,8 @@ def train_run(
         A dict with :obj:`epochs`, :obj:`curve` (the validation
         :obj:`loss`, :obj:`acc`, :obj:`auc`, :obj:`sp` and :obj:`eo` of
         every epoch), :obj:`test` (per rule, the epoch and its test
-        :obj:`acc`, :obj:`auc`, :obj:`sp`, :obj:`eo`, or :obj:`None`) and
+        :obj:`acc`, :obj:`auc`, :obj:`sp`, :obj:`eo` and :obj:`pos`, the
+        share of test nodes predicted positive; or :obj:`None`) and
         :obj:`seconds`.
     """
     hyper = Hyper.from_config(config, max_epochs, patience)
@@ -176,21 +177,29 @@ def train_run(
         'epochs': len(history),
         'curve': {k: [_round(v) for v in vs] for k, vs in history.val.items()},
         'test': {
-            rule: None
-            if epoch is None
-            else dict(
-                epoch=epoch,
-                **dict(
-                    zip(
-                        ('acc', 'auc', 'sp', 'eo'),
-                        _metrics(history.test[epoch]),
-                    )
-                ),
-            )
+            rule: None if epoch is None else _picked(history, epoch)
             for rule, epoch in chosen.items()
         },
         'seconds': round(run.seconds, 2),
     }
+
+
+def _picked(history: History, epoch: int) -> dict[str, Any]:
+    report = history.test[epoch]
+    return dict(
+        epoch=epoch,
+        **dict(zip(('acc', 'auc', 'sp', 'eo'), _metrics(report))),
+        pos=positive_share(report),
+    )
+
+
+def positive_share(report: FairnessReport) -> float:
+    r"""The share of the report's nodes predicted positive."""
+    groups = [g for g in report.by_group.values() if g.size > 0]
+    size = sum(g.size for g in groups)
+    if size == 0:
+        return math.nan
+    return sum(g.size * g.positive_rate for g in groups) / size
 
 
 def _metrics(report: FairnessReport) -> tuple[float, float, float, float]:
