@@ -1,5 +1,7 @@
 import glob
 import html
+import importlib
+import inspect
 import os.path as osp
 import re
 import subprocess
@@ -84,13 +86,110 @@ def test_every_local_link_and_anchor_resolves(site):
     assert dead == []
 
 
+# the public modules of the library, each with its page under docs/api/
+PUBLIC_MODULES = {
+    'pyg_bemap': 'pyg_bemap',
+    'pyg_bemap.settings': 'settings',
+    'pyg_bemap.transforms': 'transforms',
+    'pyg_bemap.nn': 'nn',
+    'pyg_bemap.nn.fused': 'nn.fused',
+    'pyg_bemap.nn.sample_sharing': 'nn.sample_sharing',
+    'pyg_bemap.edge_index': 'edge_index',
+    'pyg_bemap.bemap_info': 'bemap_info',
+    'pyg_bemap.functional': 'functional',
+    'pyg_bemap.utils': 'utils',
+    'pyg_bemap.metrics': 'metrics',
+    'pyg_bemap.datasets': 'datasets',
+}
+
+# names of the library that must not appear in the API reference
+INTERNALS = set(
+    'PassScope CallReplay SharedSeed layer_seed pass_scope GraphSampler '
+    'Sample SEED_RANGE git_blob_id group_edges EdgeGrouping SamplingPlan '
+    'sampling_plan draw_edge_mask draw_seeded_edge_mask draw_seed '
+    'MaskedAdjacency GraphIdentity carrier_of from_checked sampler '
+    'private_api'.split()
+)
+
+
+def _api_pages(site):
+    return sorted(glob.glob(osp.join(site, 'api', '*.html')))
+
+
+def _api_names(site):
+    r"""The full names of the modules and objects the API reference
+    documents (e.g. 'pyg_bemap.nn', 'pyg_bemap.BeMapConv')."""
+    ids = set().union(*(_ids(page) for page in _api_pages(site)))
+    names = {i.removeprefix('module-') for i in ids}
+    return {n for n in names if n.split('.')[0] == 'pyg_bemap'}
+
+
+def _described(site):
+    r"""The full names of the objects the API reference describes (an
+    entry with a signature, not a mere link target)."""
+    names = set()
+    for page in _api_pages(site):
+        with open(page, encoding='utf-8') as handle:
+            names.update(SIGNATURE.findall(handle.read()))
+    return names
+
+
+SIGNATURE = re.compile(r'<dt class="sig sig-object py" id="([^"]+)"')
+
+
+def _resolve(full_name):
+    parts = full_name.split('.')
+    for end in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module('.'.join(parts[:end]))
+        except ImportError:
+            continue
+        for part in parts[end:]:
+            obj = getattr(obj, part, None)
+        return obj
+    return None
+
+
+def test_every_public_module_has_its_page(site):
+    for module, page in PUBLIC_MODULES.items():
+        path = osp.join(site, 'api', f'{page}.html')
+        assert osp.exists(path), module
+        assert f'module-{module}' in _ids(path), module
+    with open(osp.join(site, 'api', 'index.html'), encoding='utf-8') as f:
+        index = f.read()
+    for page in PUBLIC_MODULES.values():
+        assert f'href="{page}.html"' in index, page
+
+
 def test_the_api_reference_shows_no_internals(site):
-    with open(osp.join(site, 'api.html'), encoding='utf-8') as handle:
-        page = handle.read()
-    assert 'Runs the forward pass of the module' not in page  # inherited
-    names = {i.rsplit('.', 1)[-1] for i in _ids(osp.join(site, 'api.html'))}
-    internals = set(
-        'PassScope CallReplay layer_seed pass_scope GraphSampler '
-        'SEED_RANGE git_blob_id group_edges'.split()
-    )
-    assert 'BeMapConv' in names and not names & internals
+    for path in _api_pages(site):
+        with open(path, encoding='utf-8') as handle:
+            page = handle.read()
+        assert 'Runs the forward pass of the module' not in page  # inherited
+    names = {i.rsplit('.', 1)[-1] for i in _api_names(site)}
+    assert 'BeMapConv' in names
+    assert not names & INTERNALS
+    assert [n for n in names if n.startswith('_')] == []
+
+
+def test_the_api_reference_documents_every_public_name_once(site):
+    # under the module's name, or under pyg_bemap's where it re-exports it
+    full_names = _api_names(site)
+    documented = {i.rsplit('.', 1)[-1] for i in full_names}
+    missing = [
+        f'{module}.{name}'
+        for module in PUBLIC_MODULES
+        for name in getattr(importlib.import_module(module), '__all__', ())
+        if name != '__version__' and name not in documented
+    ]
+    assert missing == []
+    # and described under one name only (e.g. not as pyg_bemap.X and as
+    # pyg_bemap.nn.X); other names may link to the description
+    described = _described(site)
+    assert 'pyg_bemap.BeMapConv' in described
+    seen = {}
+    for full_name in sorted(described):
+        obj = _resolve(full_name)
+        if isinstance(obj, type) or inspect.isfunction(obj):
+            seen.setdefault(obj, []).append(full_name)
+    assert [names for names in seen.values() if len(names) > 1] == []

@@ -5,8 +5,10 @@ from tqdm import tqdm
 
 from pyg_bemap import __version__
 from pyg_bemap_lab import commands
-from pyg_bemap_lab.cli import METHOD_ALIASES, default_results, main
+from pyg_bemap_lab.cli import main
 from pyg_bemap_lab.commands import progress
+from pyg_bemap_lab.models import METHOD_ALIASES
+from pyg_bemap_lab.store import default_results
 
 
 def test_train_prints_both_reports_stacked_within_80_columns(capsys, tmp_path):

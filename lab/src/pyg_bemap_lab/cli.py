@@ -1,23 +1,32 @@
 r"""The :obj:`pyg-bemap` command's arguments: :obj:`compare`,
-:obj:`diagnose`, :obj:`train`, :obj:`reproduce` and :obj:`datasets`
+:obj:`diagnose`, :obj:`sweep`, :obj:`train`, :obj:`reproduce` and
+:obj:`datasets`
 (what each does: :mod:`~pyg_bemap_lab.commands`)."""
 
 import argparse
-import os
 import os.path as osp
 import sys
-from collections.abc import Callable
 from typing import Any
 
 from pyg_bemap import __version__
-from pyg_bemap.datasets import ALIASES, SPECS, default_root
+from pyg_bemap.datasets import ALIASES, SPECS
 from pyg_bemap_lab import commands
+from pyg_bemap_lab.arguments import (
+    add_dataset,
+    add_epochs,
+    add_jobs,
+    add_method,
+    add_root,
+    add_selection,
+    int_at_least,
+    non_negative_int,
+    positive_int,
+    share,
+)
 from pyg_bemap_lab.graph_inputs import add_graph_source
-from pyg_bemap_lab.models import METHOD_ALIASES, Hyper, bemap_method
+from pyg_bemap_lab.models import Hyper
 from pyg_bemap_lab.protocols import PROTOCOLS
 from pyg_bemap_lab.selection import (
-    DEFAULT_RULE,
-    RULES,
     STORED_RULES,
     VALIDATION_RULES,
 )
@@ -32,36 +41,6 @@ EXIT_CODES = (
 )
 
 
-def _int_at_least(minimum: int) -> Callable[[str], int]:
-    def parse(text: str) -> int:
-        value = int(text)
-        if value < minimum:
-            raise argparse.ArgumentTypeError(
-                f'must be an integer of at least {minimum} (got {text})'
-            )
-        return value
-
-    return parse
-
-
-_positive_int = _int_at_least(1)
-_non_negative_int = _int_at_least(0)
-
-
-def _share(text: str) -> float:
-    value = float(text)
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f'must be in [0, 1] (got {text})')
-    return value
-
-
-def _bemap_method(text: str) -> str:
-    try:
-        return bemap_method(text)
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog='pyg-bemap',
@@ -74,6 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest='command', required=True)
     _add_compare(commands)
     _add_diagnose(commands)
+    _add_sweep(commands)
     _add_train(commands)
     _add_reproduce(commands)
     datasets = commands.add_parser(
@@ -83,7 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
         'are present under the root directory.',
         epilog=EXIT_CODES,
     )
-    _add_root(datasets)
+    add_root(datasets)
     return parser
 
 
@@ -101,16 +81,16 @@ def _add_compare(commands: Any) -> None:
         epilog=EXIT_CODES,
     )
     add_graph_source(compare)
-    _add_method(compare)
+    add_method(compare)
     compare.add_argument(
         '--seeds',
-        type=_int_at_least(2),
+        type=int_at_least(2),
         default=10,
         help='paired seeds; a mark needs at least 6 (default: %(default)s)',
     )
-    _add_selection(compare, STORED_RULES)
-    _add_epochs(compare, 1000, 100)
-    _add_jobs(compare)
+    add_selection(compare, STORED_RULES)
+    add_epochs(compare, 1000, 100)
+    add_jobs(compare)
     compare.add_argument(
         '--out',
         default=osp.join(default_results(), 'graphs'),
@@ -118,7 +98,43 @@ def _add_compare(commands: Any) -> None:
         'resumes, an unchanged graph is not trained again (default: '
         '$PYG_BEMAP_RESULTS/graphs, else ~/pyg-bemap-results/graphs)',
     )
-    _add_root(compare)
+    add_root(compare)
+
+
+def _add_sweep(commands: Any) -> None:
+    sweep = commands.add_parser(
+        'sweep',
+        help="put BeMap's knobs on a grid beside reference points",
+        description="Trains BeMap's settings, one knob at a time around "
+        "its defaults (beta, min_keep, the balance score's delta, the "
+        'hops, the scoring and the variants row, sym, sage and gat), over '
+        'paired seeds, beside the backbones, an MLP and FairDrop; writes '
+        'OUT/sweep.csv (one row per setting) and OUT/pareto.png, and says '
+        'which settings are on the validation frontier of accuracy against '
+        'delta_sp and how they do on test. Nothing is chosen on test. A '
+        'rerun resumes from the stored runs.',
+        epilog=EXIT_CODES,
+    )
+    add_graph_source(sweep)
+    sweep.add_argument(
+        '--seeds',
+        type=positive_int,
+        default=10,
+        help='paired seeds of every setting (default: %(default)s)',
+    )
+    sweep.add_argument(
+        '--quick',
+        action='store_true',
+        help='a small grid: 4 BeMap settings, GCN, MLP and FairDrop',
+    )
+    add_epochs(sweep, 1000, 100)
+    add_jobs(sweep)
+    sweep.add_argument(
+        '--out',
+        required=True,
+        help='folder of the stored runs, sweep.csv and pareto.png',
+    )
+    add_root(sweep)
 
 
 def _add_diagnose(commands: Any) -> None:
@@ -146,7 +162,7 @@ def _add_diagnose(commands: Any) -> None:
     diagnose.add_argument(
         '--json', action='store_true', help='print the figures as JSON'
     )
-    _add_root(diagnose)
+    add_root(diagnose)
 
 
 def _add_train(commands: Any) -> None:
@@ -160,10 +176,10 @@ def _add_train(commands: Any) -> None:
         "'pyg-bemap compare' runs paired seeds.",
         epilog=EXIT_CODES,
     )
-    _add_dataset(
+    add_dataset(
         train, DATASETS, " ('synthetic': a biased stochastic block model)"
     )
-    _add_method(train)
+    add_method(train)
     train.add_argument(
         '--seed',
         type=int,
@@ -172,20 +188,20 @@ def _add_train(commands: Any) -> None:
     )
     train.add_argument(
         '--beta',
-        type=_share,
+        type=share,
         default=0.25,
         help='share of a one-group neighbourhood kept (default: %(default)s)',
     )
     train.add_argument(
         '--min-keep',
-        type=_non_negative_int,
+        type=non_negative_int,
         default=4,
         help='neighbours a one-group neighbourhood keeps at least '
         '(default: %(default)s)',
     )
-    _add_selection(train, VALIDATION_RULES)
-    _add_epochs(train, Hyper.epochs, Hyper.patience)
-    _add_root(train)
+    add_selection(train, VALIDATION_RULES)
+    add_epochs(train, Hyper.epochs, Hyper.patience)
+    add_root(train)
 
 
 def _add_reproduce(commands: Any) -> None:
@@ -225,7 +241,7 @@ def _add_reproduce(commands: Any) -> None:
     )
     reproduce.add_argument(
         '--max-epochs',
-        type=_positive_int,
+        type=positive_int,
         default=None,
         help="cap a protocol's epochs (a separate protocol name in the "
         "store, for smoke tests; default: the protocol's own)",
@@ -236,83 +252,8 @@ def _add_reproduce(commands: Any) -> None:
         help='rebuild the report and plots from the stored runs, training '
         'nothing (a protocol still running shows the runs it has)',
     )
-    _add_jobs(reproduce)
-    _add_root(reproduce)
-
-
-def _add_dataset(
-    parser: argparse.ArgumentParser, choices: list[str], note: str = ''
-) -> None:
-    parser.add_argument(
-        '--dataset',
-        choices=choices,
-        default='nba',
-        metavar='NAME',
-        help=f'the dataset: {", ".join(choices)}{note} (default: '
-        '%(default)s, bundled)',
-    )
-
-
-def _add_method(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        '--method',
-        type=_bemap_method,
-        default='BeMap(sym)',
-        metavar='{' + ','.join(METHOD_ALIASES) + '}',
-        help='the BeMap method, compared with its backbone (row, sym: GCN; '
-        'sage: GraphSAGE; gat: GAT; sym-uniform, sym-degree: ablations; '
-        'default: sym)',
-    )
-
-
-def _add_selection(
-    parser: argparse.ArgumentParser, rules: tuple[str, ...]
-) -> None:
-    parser.add_argument(
-        '--selection',
-        choices=rules,
-        default=DEFAULT_RULE,
-        help='the reported epoch: '
-        + '; '.join(f'{rule} ({RULES[rule]})' for rule in rules)
-        + ' (default: %(default)s)',
-    )
-
-
-def _add_epochs(
-    parser: argparse.ArgumentParser, epochs: int, patience: int
-) -> None:
-    parser.add_argument(
-        '--epochs',
-        type=_positive_int,
-        default=epochs,
-        help='maximum epochs (default: %(default)s)',
-    )
-    parser.add_argument(
-        '--patience',
-        type=_positive_int,
-        default=patience,
-        help='stop after this many epochs without a lower validation '
-        'loss (default: %(default)s)',
-    )
-
-
-def _add_jobs(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        '--jobs',
-        type=_positive_int,
-        default=os.cpu_count() or 1,
-        help='runs trained in parallel, one process each (default: the '
-        'number of cores)',
-    )
-
-
-def _add_root(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        '--root',
-        default=default_root(),
-        help='dataset directory (default: $PYG_BEMAP_DATA, else '
-        '~/.cache/pyg_bemap)',
-    )
+    add_jobs(reproduce)
+    add_root(reproduce)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -324,6 +265,7 @@ def main(argv: list[str] | None = None) -> int:
     run = {
         'compare': commands.run_compare,
         'diagnose': commands.run_diagnose,
+        'sweep': commands.run_sweep,
         'train': commands.run_train,
         'reproduce': commands.run_reproduce,
         'datasets': commands.run_datasets,

@@ -31,6 +31,7 @@ from pyg_bemap_lab.plots import backbone_pairs, plot_paired, plot_tradeoff
 from pyg_bemap_lab.protocols import PROTOCOLS
 from pyg_bemap_lab.selection import RULES
 from pyg_bemap_lab.store import RunStore
+from pyg_bemap_lab.sweep import sweep
 from pyg_bemap_lab.tables import protocol_report
 from pyg_bemap_lab.training import train
 from pyg_bemap_lab.tuning import plot_curves, tuning_report
@@ -92,6 +93,28 @@ def run_compare(args: argparse.Namespace) -> None:
     result = compare(source, out=args.out, **options)
     bar.close()
     print(result)
+
+
+def run_sweep(args: argparse.Namespace) -> None:
+    r"""BeMap's knobs on a grid beside reference points (see
+    :func:`~pyg_bemap_lab.sweep.sweep`), stored and written in
+    :obj:`--out`."""
+    bar = progress(None, 'runs')
+    result = sweep(
+        read_graph_source(args),
+        args.out,
+        seeds=args.seeds,
+        epochs=args.epochs,
+        patience=args.patience,
+        quick=args.quick,
+        fractions=(args.train_fraction, args.val_fraction),
+        jobs=args.jobs,
+        root=args.root,
+        on_run=lambda job: bar.update(),
+    )
+    bar.close()
+    print(result)
+    print(f'\nwrote {osp.join(args.out, "sweep.csv")} and pareto.png')
 
 
 def run_diagnose(args: argparse.Namespace) -> None:

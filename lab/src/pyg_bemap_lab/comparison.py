@@ -36,6 +36,10 @@ from pyg_bemap_lab.user_graphs import (
 #: (dataset, backbone) (see ``lab/results/evaluation/default.md``;
 #: a test checks them against the stored runs).
 TUNED: dict[tuple[str, str], dict[str, Any]] = {
+    ('nba', 'MLP'): dict(lr=1e-2, hidden=128, dropout=0.5, scale=True),
+    ('german', 'MLP'): dict(lr=1e-3, hidden=16, dropout=0.0, scale=True),
+    ('recidivism', 'MLP'): dict(lr=1e-2, hidden=128, dropout=0.0, scale=False),
+    ('credit', 'MLP'): dict(lr=1e-3, hidden=128, dropout=0.0, scale=True),
     ('nba', 'GCN'): dict(lr=1e-2, hidden=16, dropout=0.5, scale=True),
     ('nba', 'SAGE'): dict(lr=1e-2, hidden=128, dropout=0.5, scale=True),
     ('nba', 'GAT'): dict(lr=1e-2, hidden=16, dropout=0.0, scale=True),

@@ -80,8 +80,9 @@ def comparison_verdict(
         healthy = paired_differences(
             protocol, store, chosen, dataset, pair, rule, healthy_only=True
         )
+        hold = 'holds' if len(bad) == 1 else 'hold'
         text += (
-            f'. {len(bad)} of {every["acc"].seeds} paired seeds hold a '
+            f'. {len(bad)} of {every["acc"].seeds} paired seeds {hold} a '
             f'degenerate run; without them: {verdict(healthy)}'
         )
     return text

@@ -5,8 +5,8 @@ starting plateau learned nothing."""
 
 from typing import Any
 
-#: A plateau: the lowest validation loss is less than this share below the
-#: first epoch's.
+#: A run is on a plateau if its lowest validation loss is less than this
+#: share below the first epoch's.
 PLATEAU_DROP = 0.01
 
 #: Why a run is degenerate, by the name tables show.

@@ -14,6 +14,7 @@ from torch_geometric.data import Data
 from pyg_bemap.datasets import SPECS, FairGraphDataset, split_masks
 from pyg_bemap.datasets.fair_graph import scale_features
 from pyg_bemap.datasets.reference_splits import reference_split
+from pyg_bemap.settings import SamplerSettings
 from pyg_bemap.transforms import BalanceAwareSampling
 from pyg_bemap_lab.models import PAPER_BUDGETS
 from pyg_bemap_lab.planning import missing_jobs, plan_dataset
@@ -109,8 +110,9 @@ def prepared_graph(
     r"""The graph one run of :obj:`protocol` trains on: read (a named
     dataset from :obj:`root`, or a graph of one's own), its features
     scaled to :math:`[-1, 1]` unless :obj:`config['scale']` is false,
-    prepared by :class:`~pyg_bemap.BalanceAwareSampling`, and split for
-    :obj:`seed`.
+    prepared by :class:`~pyg_bemap.BalanceAwareSampling` (with
+    :obj:`config`'s :obj:`num_hops` and :obj:`balance_delta`, BeMap's
+    :math:`L` and :math:`\delta`, if given), and split for :obj:`seed`.
 
     Each run reads its graph (at most 3 % of a run's time on the four
     datasets), so that no data outlives it in the process.
@@ -122,7 +124,11 @@ def prepared_graph(
             graph.x = scale_features(graph.x)
     else:
         graph = FairGraphDataset(root, dataset, feature_norm=scale)[0]
-    data = BalanceAwareSampling()(graph)
+    settings = SamplerSettings(
+        num_hops=config.get('num_hops', SamplerSettings.num_hops),
+        delta=config.get('balance_delta', SamplerSettings.delta),
+    )
+    data = BalanceAwareSampling(settings=settings)(graph)
     if protocol.split == 'reference':
         spec = SPECS[dataset]
         masks = reference_split(

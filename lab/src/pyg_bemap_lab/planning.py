@@ -21,8 +21,9 @@ def chosen_configs(
     protocol: Protocol, store: RunStore
 ) -> dict[tuple[str, str], dict[str, Any]]:
     r"""The configuration chosen for every (dataset, method) from the runs
-    in :obj:`store` alone, training nothing: what :func:`run_protocol`
-    returns once the store is complete. With missing tuning runs, a choice
+    in :obj:`store` alone, training nothing: what
+    :func:`~pyg_bemap_lab.execution.run_protocol` returns once the store is
+    complete. With missing tuning runs, a choice
     rests on the runs there are."""
     chosen: dict[tuple[str, str], dict[str, Any]] = {}
     for dataset in protocol.datasets:
@@ -162,6 +163,8 @@ def chosen_runs(
 def _best_config(
     protocol: Protocol, store: RunStore, dataset: str, method: str
 ) -> dict[str, Any]:
+    if (dataset, method) in protocol.tuned:
+        return {**protocol.config, **protocol.tuned[dataset, method]}
     if not protocol.grid_seeds:
         return dict(protocol.config)
 

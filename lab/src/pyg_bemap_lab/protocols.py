@@ -79,6 +79,8 @@ class Protocol:
             instead of a named dataset.
         fractions (tuple): The training and validation shares of the
             stratified split.
+        tuned (dict): (dataset, backbone) -> hyper-parameters chosen
+            elsewhere, used instead of tuning.
     """
 
     name: str
@@ -98,6 +100,7 @@ class Protocol:
     test_selection: bool = False
     graphs: dict[str, str] = field(default_factory=dict)
     fractions: tuple[float, float] = DEFAULT_FRACTIONS
+    tuned: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
 
     def grid_configs(self) -> list[dict[str, Any]]:
         r"""Every combination of the grid, on top of :obj:`config`."""

@@ -37,8 +37,8 @@ RULES = {
     '(for comparison only)',
 }
 
-#: The rule used unless another is asked for: that of every verdict, fixed
-#: before any result of BeMap or FairDrop was seen.
+#: The rule used unless another is asked for, that of every verdict (fixed
+#: before any result of BeMap or FairDrop was seen).
 DEFAULT_RULE = 'val-loss'
 
 #: The rules on the validation split.

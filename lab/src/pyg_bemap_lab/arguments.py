@@ -1,0 +1,115 @@
+r"""The options several :obj:`pyg-bemap` commands share, and the types
+that check their values."""
+
+import argparse
+import os
+from collections.abc import Callable
+
+from pyg_bemap.datasets import default_root
+from pyg_bemap_lab.models import METHOD_ALIASES, bemap_method
+from pyg_bemap_lab.selection import DEFAULT_RULE, RULES
+
+
+def int_at_least(minimum: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        value = int(text)
+        if value < minimum:
+            raise argparse.ArgumentTypeError(
+                f'must be an integer of at least {minimum} (got {text})'
+            )
+        return value
+
+    return parse
+
+
+positive_int = int_at_least(1)
+non_negative_int = int_at_least(0)
+
+
+def share(text: str) -> float:
+    value = float(text)
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f'must be in [0, 1] (got {text})')
+    return value
+
+
+def bemap_method_type(text: str) -> str:
+    try:
+        return bemap_method(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def add_dataset(
+    parser: argparse.ArgumentParser, choices: list[str], note: str = ''
+) -> None:
+    parser.add_argument(
+        '--dataset',
+        choices=choices,
+        default='nba',
+        metavar='NAME',
+        help=f'the dataset: {", ".join(choices)}{note} (default: '
+        '%(default)s, bundled)',
+    )
+
+
+def add_method(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        '--method',
+        type=bemap_method_type,
+        default='BeMap(sym)',
+        metavar='{' + ','.join(METHOD_ALIASES) + '}',
+        help='the BeMap method, compared with its backbone (row, sym: GCN; '
+        'sage: GraphSAGE; gat: GAT; sym-uniform, sym-degree: ablations; '
+        'default: sym)',
+    )
+
+
+def add_selection(
+    parser: argparse.ArgumentParser, rules: tuple[str, ...]
+) -> None:
+    parser.add_argument(
+        '--selection',
+        choices=rules,
+        default=DEFAULT_RULE,
+        help='the reported epoch: '
+        + '; '.join(f'{rule} ({RULES[rule]})' for rule in rules)
+        + ' (default: %(default)s)',
+    )
+
+
+def add_epochs(
+    parser: argparse.ArgumentParser, epochs: int, patience: int
+) -> None:
+    parser.add_argument(
+        '--epochs',
+        type=positive_int,
+        default=epochs,
+        help='maximum epochs (default: %(default)s)',
+    )
+    parser.add_argument(
+        '--patience',
+        type=positive_int,
+        default=patience,
+        help='stop after this many epochs without a lower validation '
+        'loss (default: %(default)s)',
+    )
+
+
+def add_jobs(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        '--jobs',
+        type=positive_int,
+        default=os.cpu_count() or 1,
+        help='runs trained in parallel, one process each (default: the '
+        'number of cores)',
+    )
+
+
+def add_root(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        '--root',
+        default=default_root(),
+        help='dataset directory (default: $PYG_BEMAP_DATA, else '
+        '~/.cache/pyg_bemap)',
+    )

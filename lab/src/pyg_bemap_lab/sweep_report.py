@@ -1,0 +1,306 @@
+r"""What a sweep shows, from its stored runs: one point per setting (means
+over the paired seeds at the epoch of the lowest validation loss), the
+validation Pareto frontier of accuracy against :math:`\Delta_{SP}`, the
+BeMap setting a validation rule chooses, and, read only, the test split:
+paired differences against the backbone with 95 % intervals. Nothing is
+chosen on the test split."""
+
+import csv
+import math
+import statistics
+import textwrap
+from dataclasses import dataclass, field
+from typing import Any
+
+from scipy import stats
+
+from pyg_bemap_lab.degenerate import degenerate
+from pyg_bemap_lab.models import BACKBONES
+from pyg_bemap_lab.planning import stored_runs
+from pyg_bemap_lab.protocols import Protocol
+from pyg_bemap_lab.selection import DEFAULT_RULE
+from pyg_bemap_lab.statistics import PairedDifference, paired_difference
+from pyg_bemap_lab.store import RunStore
+from pyg_bemap_lab.tables import Chosen
+from pyg_bemap_lab.verdicts import significant
+
+#: A BeMap setting is eligible for the validation choice if its mean
+#: validation accuracy is at most this far below its backbone's.
+ACCURACY_SLACK = 0.01
+
+#: Short names of the swept settings' knobs.
+KNOBS = {
+    'beta': 'beta',
+    'min_keep': 'm',
+    'balance_delta': 'delta',
+    'num_hops': 'L',
+    'delta': 'd',
+}
+
+METRICS = ('acc', 'auc', 'sp', 'eo')
+
+
+@dataclass
+class SweepPoint:
+    r"""One setting of a sweep, averaged over its paired seeds (shares in
+    :math:`[0, 1]`; :obj:`ci` holds the half-widths of the 95 % t-intervals
+    of the test means; :obj:`versus` the paired test differences against
+    :obj:`backbone`, in points)."""
+
+    label: str
+    method: str
+    config: dict[str, Any]
+    backbone: str | None
+    seeds: int
+    degenerate: int
+    val: dict[str, float]
+    test: dict[str, float]
+    ci: dict[str, float]
+    versus: dict[str, PairedDifference] = field(default_factory=dict)
+    on_frontier: bool = False
+
+
+def setting_label(method: str, setting: dict[str, Any]) -> str:
+    r"""A short name of a method with a setting, e.g. :obj:`'sym beta=0.1'`
+    or :obj:`'FairDrop d=0.08'`."""
+    name = method.replace('BeMap(', '').replace(')', '')
+    knobs = [f'{KNOBS.get(k, k)}={v:g}' for k, v in setting.items()]
+    return ' '.join([name, *knobs])
+
+
+@dataclass
+class SweepResult:
+    r"""A sweep's stored runs and what they show (see :func:`sweep_points`):
+    :obj:`points`, :obj:`choice` and a text summary (:obj:`str`)."""
+
+    protocol: Protocol
+    store: RunStore
+    chosen: Chosen
+    points: list[SweepPoint] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.points = sweep_points(self.protocol, self.store, self.chosen)
+
+    @property
+    def choice(self) -> SweepPoint | None:
+        r"""The BeMap setting chosen on validation (see
+        :func:`validation_choice`)."""
+        return validation_choice(self.points)
+
+    def __str__(self) -> str:
+        return sweep_summary(self.protocol, self.points, self.choice)
+
+
+def sweep_points(
+    protocol: Protocol, store: RunStore, chosen: Chosen
+) -> list[SweepPoint]:
+    r"""One :class:`SweepPoint` per reported method and swept setting with
+    stored runs, the validation frontier marked."""
+    (dataset,) = protocol.datasets
+    settings: list[tuple[str, dict[str, Any]]] = [
+        (m, {}) for m in protocol.methods
+    ] + [(m, s) for m, swept in protocol.sweep.items() for s in swept]
+    runs_of = {}
+    for method, setting in settings:
+        config = {**chosen[dataset, method], **setting}
+        runs_of[setting_label(method, setting)] = (
+            method,
+            config,
+            stored_runs(
+                protocol, store, dataset, method, config, protocol.seeds
+            ),
+        )
+    points = [
+        _point(label, method, config, runs)
+        for label, (method, config, runs) in runs_of.items()
+        if runs
+    ]
+    by_label = {p.label: (p, runs_of[p.label][2]) for p in points}
+    for point in points:
+        reference = _reference(point)
+        if reference is not None and reference in by_label:
+            point.backbone = reference
+            point.versus = _versus(
+                runs_of[point.label][2], by_label[reference][1]
+            )
+    _mark_frontier(points)
+    return points
+
+
+def _reference(point: SweepPoint) -> str | None:
+    if point.method in BACKBONES:
+        return BACKBONES[point.method]
+    return None
+
+
+def _picked(run: dict[str, Any]) -> dict[str, float] | None:
+    picked = run['test'].get(DEFAULT_RULE)
+    if picked is None:
+        return None
+    epoch = picked['epoch']
+    values = {f'test_{m}': picked[m] for m in METRICS}
+    values.update({f'val_{m}': run['curve'][m][epoch] for m in METRICS})
+    return values
+
+
+def _point(
+    label: str, method: str, config: dict[str, Any], runs: list[dict]
+) -> SweepPoint:
+    values = [v for v in map(_picked, runs) if v is not None]
+
+    def mean(key: str) -> float:
+        kept = [v[key] for v in values if not math.isnan(v[key])]
+        return statistics.mean(kept) if kept else math.nan
+
+    def half_width(key: str) -> float:
+        kept = [v[key] for v in values if not math.isnan(v[key])]
+        if len(kept) < 2:
+            return math.nan
+        scale = statistics.stdev(kept) / math.sqrt(len(kept))
+        return float(stats.t.ppf(0.975, len(kept) - 1) * scale)
+
+    return SweepPoint(
+        label=label,
+        method=method,
+        config=config,
+        backbone=None,
+        seeds=len(values),
+        degenerate=sum(bool(degenerate(r, DEFAULT_RULE)) for r in runs),
+        val={m: mean(f'val_{m}') for m in METRICS},
+        test={m: mean(f'test_{m}') for m in METRICS},
+        ci={m: half_width(f'test_{m}') for m in METRICS},
+    )
+
+
+def _versus(
+    runs: list[dict], reference: list[dict]
+) -> dict[str, PairedDifference]:
+    mine = {r['seed']: _picked(r) for r in runs}
+    theirs = {r['seed']: _picked(r) for r in reference}
+    seeds = sorted(s for s in set(mine) & set(theirs) if mine[s] and theirs[s])
+    return {
+        m: paired_difference(
+            [100 * theirs[s][f'test_{m}'] for s in seeds],  # type: ignore
+            [100 * mine[s][f'test_{m}'] for s in seeds],  # type: ignore
+        )
+        for m in ('acc', 'sp', 'eo')
+    }
+
+
+def _mark_frontier(points: list[SweepPoint]) -> None:
+    r"""Marks the points that no other point beats on validation in both
+    accuracy (higher) and :math:`\Delta_{SP}` (lower)."""
+    for point in points:
+        acc, sp = point.val['acc'], point.val['sp']
+        point.on_frontier = not math.isnan(acc + sp) and not any(
+            other.val['acc'] >= acc
+            and other.val['sp'] <= sp
+            and (other.val['acc'] > acc or other.val['sp'] < sp)
+            for other in points
+        )
+
+
+def validation_choice(points: list[SweepPoint]) -> SweepPoint | None:
+    r"""The BeMap setting with the lowest mean validation
+    :math:`\Delta_{SP} + \Delta_{EO}` among those whose mean validation
+    accuracy is at most :obj:`ACCURACY_SLACK` below their backbone's;
+    :obj:`None` if none is eligible. Chosen on validation only."""
+    by_label = {p.label: p for p in points}
+    eligible = [
+        p
+        for p in points
+        if p.method.startswith('BeMap')
+        and p.backbone in by_label
+        and p.val['acc'] >= by_label[p.backbone].val['acc'] - ACCURACY_SLACK
+        and not math.isnan(p.val['sp'] + p.val['eo'])
+    ]
+    return min(eligible, key=lambda p: p.val['sp'] + p.val['eo'], default=None)
+
+
+COLUMNS = (
+    'setting', 'method', 'seeds', 'degenerate_runs', 'on_frontier',
+    'val_acc', 'val_delta_sp', 'val_delta_eo', 'test_acc', 'test_auc',
+    'test_delta_sp', 'test_delta_eo', 'test_acc_ci95', 'test_delta_sp_ci95',
+    'test_delta_eo_ci95', 'backbone', 'acc_vs_backbone',
+    'acc_vs_backbone_low', 'acc_vs_backbone_high', 'delta_sp_vs_backbone',
+    'delta_sp_vs_backbone_low', 'delta_sp_vs_backbone_high',
+    'delta_sp_marked', 'delta_eo_vs_backbone', 'delta_eo_vs_backbone_low',
+    'delta_eo_vs_backbone_high', 'delta_eo_marked',
+)  # fmt: skip
+
+
+def write_csv(points: list[SweepPoint], path: str) -> None:
+    r"""One row per setting (shares in :math:`[0, 1]`; differences against
+    the backbone in points, with their 95 % intervals and whether they are
+    marked)."""
+    with open(path, 'w', newline='') as handle:
+        writer = csv.writer(handle)
+        writer.writerow(COLUMNS)
+        for p in points:
+            row: list[Any] = [
+                p.label, p.method, p.seeds, p.degenerate, p.on_frontier,
+                p.val['acc'], p.val['sp'], p.val['eo'], p.test['acc'],
+                p.test['auc'], p.test['sp'], p.test['eo'], p.ci['acc'],
+                p.ci['sp'], p.ci['eo'], p.backbone or '',
+            ]  # fmt: skip
+            for metric in ('acc', 'sp', 'eo'):
+                diff = p.versus.get(metric)
+                row += (
+                    ['', '', '']
+                    if diff is None
+                    else [diff.mean, diff.low, diff.high]
+                )
+                if metric != 'acc':
+                    row.append('' if diff is None else significant(diff))
+            writer.writerow(row)
+
+
+def sweep_summary(
+    protocol: Protocol,
+    points: list[SweepPoint],
+    choice: SweepPoint | None,
+    width: int = 80,
+) -> str:
+    r"""The sweep in plain text at most :obj:`width` columns wide."""
+    (dataset,) = protocol.datasets
+    intro = (
+        f'Sweep on {dataset}: {len(points)} settings, up to '
+        f'{len(protocol.seeds)} paired seeds each, epoch of the lowest '
+        'validation loss; means in %. * marks the validation frontier '
+        '(accuracy against delta_sp). Test columns are for reading only: '
+        'nothing is chosen on them.'
+    )
+    lines = textwrap.wrap(intro, width) + ['']
+    head = ('', 'val acc', 'val sp', 'test acc', 'test sp', 'test eo')
+    lines.append(f'{head[0]:<22}' + ''.join(f'{h:>9}' for h in head[1:]))
+    for p in points:
+        cells = [p.val['acc'], p.val['sp'], p.test['acc'], p.test['sp']]
+        cells.append(p.test['eo'])
+        mark = '*' if p.on_frontier else ' '
+        name = f'{mark}{p.label}'[:22]
+        lines.append(f'{name:<22}' + ''.join(f'{100 * c:9.1f}' for c in cells))
+    lines.append('')
+    if choice is None:
+        lines += textwrap.wrap(
+            "No BeMap setting is within 1 point of its backbone's "
+            'validation accuracy: none is chosen.',
+            width,
+        )
+    else:
+        diffs = ', '.join(
+            f'{name} {d.mean:+.2f} [{d.low:+.2f}, {d.high:+.2f}]'
+            f'{"*" if significant(d) else ""}'
+            for name, d in (
+                ('acc', choice.versus['acc']),
+                ('delta_sp', choice.versus['sp']),
+                ('delta_eo', choice.versus['eo']),
+            )
+        )
+        lines += textwrap.wrap(
+            f'Chosen on validation (the lowest delta_sp + delta_eo within '
+            f"1 point of its backbone's accuracy): {choice.label}. On "
+            f'test, against {choice.backbone}, in points: {diffs} '
+            '(* where the 95 % interval excludes 0 and p < 0.05).',
+            width,
+        )
+    return '\n'.join(lines)

@@ -1,0 +1,79 @@
+import csv
+import math
+
+import pytest
+
+from pyg_bemap.datasets import biased_sbm
+from pyg_bemap_lab.comparison import GRAPH_GRID
+from pyg_bemap_lab.sweep import QUICK_SETTINGS, SETTINGS, sweep, sweep_protocol
+
+
+def test_the_grid_varies_one_knob_at_a_time_beside_reference_points():
+    protocol = sweep_protocol('german', 10)
+    assert protocol.seeds == protocol.sweep_seeds == tuple(range(10))
+    assert set(protocol.methods) >= {
+        'MLP', 'GCN', 'SAGE', 'GAT', 'FairDrop', 'BeMap(sym)', 'BeMap(row)',
+        'BeMap(sage)', 'BeMap(gat)', 'BeMap(sym)-uniform', 'BeMap(sym)-degree',
+    }  # fmt: skip
+    knobs = [s for m, s in SETTINGS if s]
+    assert all(len(s) == 1 for s in knobs)  # one knob at a time
+    assert {k for s in knobs for k in s} == {
+        'beta', 'min_keep', 'balance_delta', 'num_hops'
+    }  # fmt: skip
+    assert protocol.sweep['FairDrop'] == ({'delta': 0.08}, {'delta': 0.32})
+    # a named dataset keeps the default protocol's tuned backbones
+    assert protocol.tuned['german', 'GCN']['hidden'] == 128
+    assert not protocol.grid
+    quick = sweep_protocol('graph-x', 3, quick=True, path='/g.pt')
+    assert quick.methods == ('MLP', 'GCN', 'FairDrop', 'BeMap(sym)',
+                             'BeMap(sym)-uniform')  # fmt: skip
+    assert quick.grid == GRAPH_GRID and quick.graphs == {'graph-x': '/g.pt'}
+    assert len(QUICK_SETTINGS) == 4
+    with pytest.raises(ValueError, match='at least 1'):
+        sweep_protocol('nba', 0)
+
+
+def test_a_quick_sweep_on_a_graph_it_saves_itself(tmp_path):
+    data = biased_sbm(120, seed=5)
+    res = sweep(data, str(tmp_path), seeds=2, epochs=3, patience=3, quick=True)
+    with open(tmp_path / 'sweep.csv') as handle:
+        rows = list(csv.DictReader(handle))
+    assert [r['setting'] for r in rows] == [
+        'MLP', 'GCN', 'FairDrop', 'sym', 'sym-uniform', 'sym beta=0.1',
+        'sym beta=1',
+    ]  # fmt: skip
+    for column in ('val_acc', 'val_delta_sp', 'test_acc', 'test_delta_sp',
+                   'test_delta_eo', 'on_frontier'):  # fmt: skip
+        assert column in rows[0]
+    assert any(r['on_frontier'] == 'True' for r in rows)
+    assert rows[3]['backbone'] == 'GCN' and rows[3]['delta_sp_vs_backbone']
+    assert rows[0]['backbone'] == ''  # the MLP has no backbone
+    assert (tmp_path / 'pareto.png').stat().st_size > 10_000
+    text = str(res)
+    assert max(len(line) for line in text.splitlines()) <= 80
+    assert 'nothing is chosen on them' in ' '.join(text.split())
+
+
+def test_the_frontier_and_the_validation_choice():
+    from pyg_bemap_lab.sweep_report import (
+        SweepPoint,
+        _mark_frontier,
+        validation_choice,
+    )
+
+    def point(label, method, acc, sp, eo=0.0, backbone='GCN'):
+        values = dict(acc=acc, auc=0.5, sp=sp, eo=eo)
+        return SweepPoint(label, method, {}, backbone, 10, 0, values,
+                          values, {})  # fmt: skip
+
+    points = [
+        point('GCN', 'GCN', 0.80, 0.20, backbone=None),
+        point('sym', 'BeMap(sym)', 0.79, 0.10, 0.05),
+        point('sym beta=1', 'BeMap(sym)', 0.60, 0.01, 0.0),  # too costly
+        point('row', 'BeMap(row)', 0.78, 0.15, 0.30),  # dominated by sym
+        point('nan', 'BeMap(sym)', math.nan, 0.0),
+    ]
+    _mark_frontier(points)
+    assert [p.on_frontier for p in points] == [True, True, True, False, False]
+    assert validation_choice(points).label == 'sym'
+    assert validation_choice(points[:1]) is None
