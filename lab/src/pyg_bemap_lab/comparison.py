@@ -3,17 +3,15 @@ several seeds, on a named dataset (with the hyper-parameters the default
 protocol chose) or on a graph of one's own (with a small tuning grid):
 :func:`compare`, and the :obj:`pyg-bemap compare` command's protocols."""
 
-import os
 import os.path as osp
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import torch
 from torch_geometric.data import Data
 
-from pyg_bemap.datasets import ALIASES, SPECS, default_root
+from pyg_bemap.datasets import default_root
 from pyg_bemap_lab.comparison_report import (
     comparison_markdown,
     comparison_runs,
@@ -26,11 +24,7 @@ from pyg_bemap_lab.protocols import PROTOCOLS, Job, Protocol
 from pyg_bemap_lab.selection import DEFAULT_RULE, STORED_RULES, check_rule
 from pyg_bemap_lab.store import RunStore, default_results
 from pyg_bemap_lab.tables import Chosen
-from pyg_bemap_lab.user_graphs import (
-    DEFAULT_FRACTIONS,
-    graph_key,
-    user_graph,
-)
+from pyg_bemap_lab.user_graphs import DEFAULT_FRACTIONS, graph_for_runs
 
 #: The hyper-parameters the default protocol chose on validation, per
 #: (dataset, backbone) (see ``lab/results/evaluation/default.md``;
@@ -257,28 +251,22 @@ def compare(
         root (str, optional): The datasets' folder, for a named dataset.
     """
     check_rule(selection, STORED_RULES)
-    if isinstance(data, str):
-        name = ALIASES.get(data, data)
-        if name not in SPECS:
-            raise ValueError(
-                f'unknown dataset {data!r}; choose from {", ".join(SPECS)}'
-            )
+    if out is None:
+        out = (
+            tempfile.mkdtemp(prefix='pyg-bemap-compare-')
+            if isinstance(data, str)
+            else osp.join(default_results(), 'graphs')
+        )
+    name, path = graph_for_runs(data, out, sens_attr, label_attr)
+    if path is None:
         protocol = comparison_protocol(
             name, bemap_method(method), seeds, epochs, patience
         )
-        folder = out or tempfile.mkdtemp(prefix='pyg-bemap-compare-')
     else:
-        graph = user_graph(data, sens_attr, label_attr)
-        folder = out or osp.join(default_results(), 'graphs')
-        name = graph_key(graph)
-        path = osp.join(folder, f'{name}.pt')
-        if not osp.exists(path):
-            os.makedirs(folder, exist_ok=True)
-            torch.save(graph, path)
         protocol = graph_protocol(
             name, path, method, seeds, epochs, patience, fractions
         )
-    store = RunStore(osp.join(folder, 'runs.jsonl'))
+    store = RunStore(osp.join(out, 'runs.jsonl'))
     return run_comparison(
         protocol, root or default_root(), store, jobs, on_run, selection
     )

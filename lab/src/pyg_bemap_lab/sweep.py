@@ -9,10 +9,9 @@ import os.path as osp
 from collections.abc import Callable
 from typing import Any
 
-import torch
 from torch_geometric.data import Data
 
-from pyg_bemap.datasets import ALIASES, SPECS, default_root
+from pyg_bemap.datasets import default_root
 from pyg_bemap_lab.comparison import (
     GRAPH_GRID,
     GRAPH_GRID_SEEDS,
@@ -24,7 +23,7 @@ from pyg_bemap_lab.protocols import PROTOCOLS, Job, Protocol
 from pyg_bemap_lab.store import RunStore
 from pyg_bemap_lab.sweep_plot import plot_pareto
 from pyg_bemap_lab.sweep_report import SweepResult, write_csv
-from pyg_bemap_lab.user_graphs import DEFAULT_FRACTIONS, graph_key, user_graph
+from pyg_bemap_lab.user_graphs import DEFAULT_FRACTIONS, graph_for_runs
 
 #: BeMap's settings, one knob at a time around its defaults (beta 0.25,
 #: min_keep 4, balance-score delta 1, 2 hops, balance scoring, the sym
@@ -180,18 +179,7 @@ def sweep(
         root (str, optional): The datasets' folder, for a named dataset.
     """
     os.makedirs(out, exist_ok=True)
-    if isinstance(data, str):
-        name, path = ALIASES.get(data, data), None
-        if name not in SPECS:
-            raise ValueError(
-                f'unknown dataset {data!r}; choose from {", ".join(SPECS)}'
-            )
-    else:
-        graph = user_graph(data, sens_attr, label_attr)
-        name = graph_key(graph)
-        path = osp.join(out, f'{name}.pt')
-        if not osp.exists(path):
-            torch.save(graph, path)
+    name, path = graph_for_runs(data, out, sens_attr, label_attr)
     protocol = sweep_protocol(
         name, seeds, epochs, patience, quick, path, fractions
     )

@@ -5,6 +5,7 @@ checked once and brought to the form the protocols train on (features
 the split masks), with a stratified split for graphs without masks."""
 
 import hashlib
+import os
 import os.path as osp
 
 import numpy as np
@@ -14,6 +15,7 @@ from torch import Tensor
 from torch_geometric.data import Data, Dataset
 from torch_geometric.utils import coalesce, remove_self_loops, to_undirected
 
+from pyg_bemap.datasets import ALIASES, SPECS
 from pyg_bemap.utils import fairness_task
 
 #: The split masks a graph may bring, used for every seed when all three
@@ -221,6 +223,29 @@ def _read_edges(path: str, ids: pd.Index, nodes: str, id_col: str) -> Tensor:
     edge_index, _ = remove_self_loops(edge_index)
     edge_index = to_undirected(edge_index, num_nodes=len(ids))
     return coalesce(edge_index, num_nodes=len(ids))
+
+
+def graph_for_runs(
+    data: Data | str, folder: str, sens_attr: str = 's', label_attr: str = 'y'
+) -> tuple[str, str | None]:
+    r"""The name under which a protocol's runs of :obj:`data` are stored,
+    and the file its worker processes read: a named dataset's name and
+    :obj:`None`, or the :func:`graph_key` of a graph of one's own (checked
+    by :func:`user_graph`), saved in :obj:`folder` once."""
+    if isinstance(data, str):
+        name = ALIASES.get(data, data)
+        if name not in SPECS:
+            raise ValueError(
+                f'unknown dataset {data!r}; choose from {", ".join(SPECS)}'
+            )
+        return name, None
+    graph = user_graph(data, sens_attr, label_attr)
+    name = graph_key(graph)
+    path = osp.join(folder, f'{name}.pt')
+    if not osp.exists(path):
+        os.makedirs(folder, exist_ok=True)
+        torch.save(graph, path)
+    return name, path
 
 
 def graph_key(data: Data) -> str:
