@@ -64,6 +64,7 @@ RECORD_KEYS = {
     'val_delta_eo',
     'epoch',
     'degenerate',
+    'restarts',
 }
 
 

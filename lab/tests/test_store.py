@@ -51,3 +51,21 @@ def test_a_record_needs_its_identity():
                 'config': {},
             }
         )
+
+
+def test_a_base_file_is_read_first_and_never_written(tmp_path):
+    base = RunStore(str(tmp_path / 'base.jsonl'))
+    first = dict(protocol='p', dataset='d', method='m', config={}, seed=0)
+    base.add({**first, 'acc': 0.5})
+    base.add({**first, 'seed': 1, 'acc': 0.6})
+    over = RunStore(str(tmp_path / 'over.jsonl'), base=base.path)
+    assert len(over) == 2
+    over.add({**first, 'acc': 0.9, 'restarts': 1})  # trained again
+    before = (tmp_path / 'base.jsonl').read_text()
+    again = RunStore(str(tmp_path / 'over.jsonl'), base=base.path)
+    assert again.get(run_key(first))['acc'] == 0.9
+    assert len(again) == 2
+    assert (tmp_path / 'base.jsonl').read_text() == before
+    assert len((tmp_path / 'over.jsonl').read_text().splitlines()) == 1
+    with pytest.raises(FileNotFoundError, match='no such file of runs'):
+        RunStore(str(tmp_path / 'x.jsonl'), base=str(tmp_path / 'none'))

@@ -16,6 +16,7 @@ from pyg_bemap_lab.arguments import (
     add_epochs,
     add_jobs,
     add_method,
+    add_restarts,
     add_root,
     add_selection,
     int_at_least,
@@ -90,6 +91,7 @@ def _add_compare(commands: Any) -> None:
     )
     add_selection(compare, STORED_RULES)
     add_epochs(compare, 1000, 100)
+    add_restarts(compare)
     add_jobs(compare)
     compare.add_argument(
         '--out',
@@ -128,6 +130,7 @@ def _add_sweep(commands: Any) -> None:
         help='a small grid: 4 BeMap settings, GCN, MLP and FairDrop',
     )
     add_epochs(sweep, 1000, 100)
+    add_restarts(sweep)
     add_jobs(sweep)
     sweep.add_argument(
         '--out',
@@ -245,6 +248,14 @@ def _add_reproduce(commands: Any) -> None:
         default=None,
         help="cap a protocol's epochs (a separate protocol name in the "
         "store, for smoke tests; default: the protocol's own)",
+    )
+    add_restarts(reproduce)
+    reproduce.add_argument(
+        '--base-runs',
+        metavar='FILE',
+        help='a file of stored runs read first and never written (e.g. '
+        'to report stored results again with --restarts: OUT/runs.jsonl '
+        'then holds only the runs trained again)',
     )
     reproduce.add_argument(
         '--report-only',

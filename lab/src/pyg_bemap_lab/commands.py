@@ -79,6 +79,7 @@ def run_compare(args: argparse.Namespace) -> None:
         epochs=args.epochs,
         patience=args.patience,
         selection=args.selection,
+        restarts=args.restarts,
         fractions=(args.train_fraction, args.val_fraction),
         jobs=args.jobs,
         root=args.root,
@@ -107,6 +108,7 @@ def run_sweep(args: argparse.Namespace) -> None:
         epochs=args.epochs,
         patience=args.patience,
         quick=args.quick,
+        restarts=args.restarts,
         fractions=(args.train_fraction, args.val_fraction),
         jobs=args.jobs,
         root=args.root,
@@ -183,7 +185,8 @@ def run_reproduce(args: argparse.Namespace) -> None:
             name=f'{protocol.name}-max{args.max_epochs}',
             max_epochs=args.max_epochs,
         )
-    store = RunStore(osp.join(args.out, 'runs.jsonl'))
+    protocol = dataclasses.replace(protocol, restarts=args.restarts)
+    store = RunStore(osp.join(args.out, 'runs.jsonl'), base=args.base_runs)
     before = len(store)
     if args.report_only:
         if not datasets_with_runs(protocol, store):

@@ -3,6 +3,7 @@ several seeds, on a named dataset (with the hyper-parameters the default
 protocol chose) or on a graph of one's own (with a small tuning grid):
 :func:`compare`, and the :obj:`pyg-bemap compare` command's protocols."""
 
+import dataclasses
 import os.path as osp
 import tempfile
 from collections.abc import Callable
@@ -204,6 +205,7 @@ def compare(
     epochs: int = 1000,
     patience: int = 100,
     selection: str = DEFAULT_RULE,
+    restarts: int = 0,
     fractions: tuple[float, float] = DEFAULT_FRACTIONS,
     jobs: int = 1,
     out: str | None = None,
@@ -242,6 +244,9 @@ def compare(
             before a run stops.
         selection (str, optional): The rule of the reported epoch,
             :obj:`'val-loss'` or :obj:`'val-fair'`.
+        restarts (int, optional): How many times a run degenerate on the
+            validation split is trained again from another initialisation
+            (see :func:`~pyg_bemap_lab.training.train_run`).
         fractions (tuple, optional): The training and validation shares of
             the stratified split of a graph without split masks.
         jobs (int, optional): Runs trained at once, one process each.
@@ -266,6 +271,7 @@ def compare(
         protocol = graph_protocol(
             name, path, method, seeds, epochs, patience, fractions
         )
+    protocol = dataclasses.replace(protocol, restarts=restarts)
     store = RunStore(osp.join(out, 'runs.jsonl'))
     return run_comparison(
         protocol, root or default_root(), store, jobs, on_run, selection

@@ -12,12 +12,16 @@ from pyg_bemap_lab.protocols import Protocol
 from pyg_bemap_lab.selection import RULES, STORED_RULES, check_rule
 from pyg_bemap_lab.statistics import PairedDifference
 from pyg_bemap_lab.store import RunStore
-from pyg_bemap_lab.tables import Chosen, paired_differences, seed_values
+from pyg_bemap_lab.tables import (
+    Chosen,
+    full_verdict,
+    paired_differences,
+    seed_values,
+)
 from pyg_bemap_lab.verdicts import (
     METRICS,
     format_difference,
     format_mean_std,
-    verdict,
 )
 
 #: The names of a comparison record's test metrics, by stored name.
@@ -31,10 +35,11 @@ def comparison_runs(
     :obj:`acc`, :obj:`auc`, :obj:`delta_sp` and :obj:`delta_eo` at the
     epoch :obj:`rule` picked, the validation metrics of that epoch
     (:obj:`val_acc`, :obj:`val_auc`, :obj:`val_delta_sp`,
-    :obj:`val_delta_eo`), the :obj:`epoch` (0-based) and
+    :obj:`val_delta_eo`), the :obj:`epoch` (0-based),
     :obj:`degenerate` (:obj:`None`, or why the run is degenerate, see
-    :mod:`~pyg_bemap_lab.degenerate`). Runs where the rule picked no epoch
-    are left out."""
+    :mod:`~pyg_bemap_lab.degenerate`) and :obj:`restarts` (see
+    :func:`~pyg_bemap_lab.training.train_run`). Runs where the rule picked
+    no epoch are left out."""
     (dataset,) = protocol.datasets
     records = []
     for model in protocol.methods:
@@ -48,7 +53,11 @@ def comparison_runs(
                 record[name] = picked[stored]
             for stored, name in RECORD_NAMES.items():
                 record[f'val_{name}'] = run['curve'][stored][epoch]
-            record.update(epoch=epoch, degenerate=degenerate(run, rule))
+            record.update(
+                epoch=epoch,
+                degenerate=degenerate(run, rule),
+                restarts=run.get('restarts', 0),
+            )
             records.append(record)
     order = protocol.methods.index
     return sorted(records, key=lambda r: (r['seed'], order(r['model'])))
@@ -68,24 +77,13 @@ def comparison_verdict(
     protocol: Protocol, store: RunStore, chosen: Chosen, rule: str
 ) -> str:
     r"""The verdict over every paired seed and, if some hold a degenerate
-    run, how many and the verdict without them."""
+    run, how many and the verdict without them (see
+    :func:`~pyg_bemap_lab.tables.full_verdict`)."""
     (dataset,) = protocol.datasets
     backbone, method = protocol.methods
-    pair = (backbone, method)
-    every = paired_differences(protocol, store, chosen, dataset, pair, rule)
-    text = verdict(every)
-    runs = comparison_runs(protocol, store, chosen, rule)
-    bad = {s for seeds in degenerate_seeds(runs).values() for s in seeds}
-    if bad:
-        healthy = paired_differences(
-            protocol, store, chosen, dataset, pair, rule, healthy_only=True
-        )
-        hold = 'holds' if len(bad) == 1 else 'hold'
-        text += (
-            f'. {len(bad)} of {every["acc"].seeds} paired seeds {hold} a '
-            f'degenerate run; without them: {verdict(healthy)}'
-        )
-    return text
+    return full_verdict(
+        protocol, store, chosen, dataset, (backbone, method), rule
+    )
 
 
 def comparison_summary(

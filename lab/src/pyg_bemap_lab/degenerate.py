@@ -3,7 +3,10 @@ reported epoch predicts one class for every test node has gaps of 0 and
 looks perfectly fair, and a run whose validation loss never left its
 starting plateau learned nothing."""
 
+import math
 from typing import Any
+
+from pyg_bemap_lab.selection import lowest_validation_loss
 
 #: A run is on a plateau if its lowest validation loss is less than this
 #: share below the first epoch's.
@@ -36,7 +39,30 @@ def degenerate(run: dict[str, Any], rule: str) -> str | None:
         constant = share in (0.0, 1.0)
     if constant:
         return 'constant'
-    loss = run['curve']['loss']
-    if loss and min(loss) > (1 - PLATEAU_DROP) * loss[0]:
-        return 'plateau'
-    return None
+    return 'plateau' if _plateau(run['curve']['loss']) else None
+
+
+def degenerate_on_validation(curve: dict[str, list[float]]) -> str | None:
+    r"""Why a run is degenerate on the validation split alone, at the epoch
+    of its lowest validation loss (a key of :obj:`KINDS`), or :obj:`None`:
+    what a remedy may look at before any test metric is read.
+
+    :obj:`'constant'`: the share of validation nodes predicted positive is
+    0 or 1 (curves stored before that share was recorded: both validation
+    gaps exactly 0). :obj:`'plateau'`: as in :func:`degenerate`.
+    """
+    epoch = lowest_validation_loss(curve['loss'])
+    if epoch is None:
+        return None
+    if 'pos' in curve:
+        constant = curve['pos'][epoch] in (0.0, 1.0)
+    else:
+        constant = curve['sp'][epoch] == 0 and curve['eo'][epoch] == 0
+    if constant:
+        return 'constant'
+    return 'plateau' if _plateau(curve['loss']) else None
+
+
+def _plateau(loss: list[float]) -> bool:
+    finite = [v for v in loss if not math.isnan(v)]
+    return bool(finite) and min(finite) > (1 - PLATEAU_DROP) * finite[0]

@@ -6,6 +6,7 @@ import statistics
 from collections.abc import Callable
 from typing import Any
 
+from pyg_bemap_lab.degenerate import degenerate_on_validation
 from pyg_bemap_lab.models import BACKBONES
 from pyg_bemap_lab.protocols import (
     Job,
@@ -53,14 +54,23 @@ def missing_runs(protocol: Protocol, store: RunStore) -> dict[str, int]:
 def missing_jobs(
     protocol: Protocol, store: RunStore, wanted: list[Job]
 ) -> list[Job]:
-    r"""The jobs of :obj:`wanted` that :obj:`store` does not hold, each run
-    once."""
+    r"""The jobs of :obj:`wanted` that :obj:`store` does not hold, or holds
+    as a run to restart (see :func:`needs_restart`), each run once."""
     todo: dict[str, Job] = {}
     for job in wanted:
         key = run_key(record_of(protocol, job))
-        if key not in store:
+        run = store.get(key)
+        if run is None or needs_restart(protocol, run):
             todo.setdefault(key, job)
     return list(todo.values())
+
+
+def needs_restart(protocol: Protocol, run: dict[str, Any]) -> bool:
+    r"""Whether a stored run is degenerate on the validation split and had
+    fewer restarts than :obj:`protocol.restarts` allows."""
+    return protocol.restarts > run.get('restarts', 0) and bool(
+        degenerate_on_validation(run['curve'])
+    )
 
 
 def plan_dataset(

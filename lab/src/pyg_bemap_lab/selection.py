@@ -24,8 +24,9 @@ and is kept, labelled, for comparison with the paper.
 import math
 from collections.abc import Mapping, Sequence
 
-#: The metrics a run records after every epoch, on the validation split.
-CURVE_METRICS = ('loss', 'acc', 'auc', 'sp', 'eo')
+#: The metrics a run records after every epoch, on the validation split
+#: (:obj:`pos`, the share of nodes predicted positive).
+CURVE_METRICS = ('loss', 'acc', 'auc', 'sp', 'eo', 'pos')
 
 #: Every rule by name, with the title reports show.
 RULES = {

@@ -28,21 +28,33 @@ class RunStore:
     off by an interruption (the last one) is ignored when the file is read
     again, and that run is done again.
 
+    A later line with the same identity (:func:`run_key`) replaces an
+    earlier one: a run trained again, e.g. after a restart.
+
     Args:
         path (str): The file (created with its folder when missing).
+        base (str, optional): A file of runs read first and never written:
+            :obj:`path` then holds only what was added on top of it.
+            (default: :obj:`None`)
     """
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, base: str | None = None) -> None:
         self.path = path
         self._runs: dict[str, dict[str, Any]] = {}
-        if osp.exists(path):
-            with open(path) as handle:
-                for line in handle:
-                    try:
-                        run = json.loads(line)
-                    except json.JSONDecodeError:
-                        continue  # cut off by an interruption
-                    self._runs[run_key(run)] = run
+        if base is not None and not osp.exists(base):
+            raise FileNotFoundError(f'{base}: no such file of runs')
+        for file in (base, path):
+            if file is not None and osp.exists(file):
+                self._read(file)
+
+    def _read(self, path: str) -> None:
+        with open(path) as handle:
+            for line in handle:
+                try:
+                    run = json.loads(line)
+                except json.JSONDecodeError:
+                    continue  # cut off by an interruption
+                self._runs[run_key(run)] = run
 
     def __contains__(self, key: str) -> bool:
         return key in self._runs

@@ -3,6 +3,7 @@ between methods, per-method means and the chosen hyper-parameters, per
 dataset and reporting rule."""
 
 import dataclasses
+import itertools
 from typing import Any
 
 from pyg_bemap_lab.degenerate import degenerate
@@ -78,18 +79,25 @@ def method_table(protocol: Protocol, store: RunStore, chosen: Chosen) -> str:
     reported rules, then the test-split rule, labelled)."""
     lines = []
     for rule, title in {**reported_rules(protocol), **TEST_SPLIT_RULE}.items():
-        lines += _head(f'Test metrics (%), epoch by {title}', 'method')
+        lines += _head(
+            f'Test metrics (%), epoch by {title}', 'method', 'degenerate'
+        )
         for dataset in protocol.datasets:
             for method in protocol.methods:
                 values = seed_values(
                     protocol, store, chosen, dataset, method, rule
+                )
+                bad = len(values) - len(
+                    seed_values(
+                        protocol, store, chosen, dataset, method, rule, True
+                    )
                 )
                 cells = [
                     format_mean_std([100 * v[m] for v in values.values()])
                     for m in METRICS
                 ]
                 lines.append(
-                    f'| {dataset} | {method} | {len(values)} | '
+                    f'| {dataset} | {method} | {len(values)} | {bad} | '
                     + ' | '.join(cells)
                     + ' |'
                 )
@@ -118,15 +126,24 @@ def paired_table(protocol: Protocol, store: RunStore, chosen: Chosen) -> str:
     with 3 seeds no sign-flip test reaches 0.05). Negative gap differences
     mean fairer."""
     lines = []
-    for rule, title in reported_rules(protocol).items():
+    for (rule, title), healthy in itertools.product(
+        reported_rules(protocol).items(), (False, True)
+    ):
+        without = ' without degenerate runs' if healthy else ''
         lines += _head(
-            f'Paired differences (points), epoch by {title}',
+            f'Paired differences{without} (points), epoch by {title}',
             'compared - reference',
         )
         for dataset in protocol.datasets:
             for reference, method in comparisons(protocol):
                 diffs = paired_differences(
-                    protocol, store, chosen, dataset, (reference, method), rule
+                    protocol,
+                    store,
+                    chosen,
+                    dataset,
+                    (reference, method),
+                    rule,
+                    healthy,
                 )
                 seeds = diffs['acc'].seeds
                 cells = [format_difference(d) for d in diffs.values()]
@@ -180,23 +197,45 @@ def verdict_table(protocol: Protocol, store: RunStore, chosen: Chosen) -> str:
     ]
     for dataset in protocol.datasets:
         for pair in comparisons(protocol):
-            diffs = paired_differences(
-                protocol, store, chosen, dataset, pair, rule
-            )
-            lines.append(
-                f'| {dataset} | {pair[1]} - {pair[0]} | {verdict(diffs)} |'
-            )
+            text = full_verdict(protocol, store, chosen, dataset, pair, rule)
+            lines.append(f'| {dataset} | {pair[1]} - {pair[0]} | {text} |')
     return '\n'.join(lines) + '\n'
 
 
-def _head(title: str, column: str) -> list[str]:
+def full_verdict(
+    protocol: Protocol,
+    store: RunStore,
+    chosen: Chosen,
+    dataset: str,
+    pair: tuple[str, str],
+    rule: str,
+) -> str:
+    r"""The verdict of :obj:`pair[1]` against :obj:`pair[0]` over every
+    paired seed and, if some hold a degenerate run (see
+    :mod:`~pyg_bemap_lab.degenerate`), how many and the verdict without
+    them."""
+    every = paired_differences(protocol, store, chosen, dataset, pair, rule)
+    healthy = paired_differences(
+        protocol, store, chosen, dataset, pair, rule, healthy_only=True
+    )
+    text = verdict(every)
+    bad = every['acc'].seeds - healthy['acc'].seeds
+    if bad:
+        hold = 'holds' if bad == 1 else 'hold'
+        text += (
+            f'. {bad} of {every["acc"].seeds} paired seeds {hold} a '
+            f'degenerate run; without them: {verdict(healthy)}'
+        )
+    return text
+
+
+def _head(title: str, column: str, *extra: str) -> list[str]:
+    columns = ['dataset', column, 'seeds', *extra, *METRICS.values()]
     return [
         f'### {title}',
         '',
-        f'| dataset | {column} | seeds | '
-        + ' | '.join(METRICS.values())
-        + ' |',
-        '|---|---|---|' + '---|' * len(METRICS),
+        '| ' + ' | '.join(columns) + ' |',
+        '|' + '---|' * len(columns),
     ]
 
 
@@ -228,6 +267,7 @@ def protocol_report(
     split = {
         'random': 'a random 50/25/25 split per seed',
         'reference': "the reference loaders' fixed split",
+        'stratified': 'a stratified split per seed (label and group)',
     }[protocol.split]
     lines = [
         f'## Protocol {protocol.name!r}: {protocol.description}',

@@ -21,6 +21,7 @@ from pyg_bemap.metrics import FairnessReport, fairness_report
 from pyg_bemap.utils.layout import transposed_adjacency
 from pyg_bemap.utils.sampling import STRATEGIES
 from pyg_bemap_lab.baselines import fairdrop_edge
+from pyg_bemap_lab.degenerate import degenerate_on_validation
 from pyg_bemap_lab.models import METHODS, Hyper, NodeClassifier, fast_graph
 from pyg_bemap_lab.renumbering import renumber_like_reference
 from pyg_bemap_lab.selection import (
@@ -31,6 +32,10 @@ from pyg_bemap_lab.selection import (
     check_rule,
     pick_epoch,
 )
+
+#: The seed of the :math:`k`-th restart of a degenerate run is the run's
+#: seed plus :math:`k` times this.
+RESTART_STRIDE = 1000
 
 
 @dataclass
@@ -54,7 +59,8 @@ class History:
             out[val], data.y[val].float()
         )
         report = fairness_report(out, data.y, data.s, mask=val)
-        for key, value in zip(CURVE_METRICS, (float(loss), *_metrics(report))):
+        values = (float(loss), *_metrics(report), positive_share(report))
+        for key, value in zip(CURVE_METRICS, values):
             self.val[key].append(value)
         self.test.append(
             fairness_report(out, data.y, data.s, mask=data.test_mask)
@@ -139,6 +145,7 @@ def train_run(
     max_epochs: int,
     patience: int,
     budget: float | None = None,
+    restarts: int = 0,
 ) -> dict[str, Any]:
     r"""Trains one run of a protocol with :func:`train` and returns what the
     run store keeps: the validation curve and the test report at the epoch
@@ -159,6 +166,12 @@ def train_run(
             stopping.
         budget (float, optional): The reference budget of the test-split
             rule. (default: :obj:`None`)
+        restarts (int, optional): How many times a run that is degenerate
+            on the validation split
+            (:func:`~pyg_bemap_lab.degenerate.degenerate_on_validation`) is
+            trained again from another initialisation (seed
+            :obj:`seed + RESTART_STRIDE * k`, the same split), before any
+            test metric is read. (default: :obj:`0`)
 
     Returns:
         A dict with :obj:`epochs`, :obj:`curve` (the validation
@@ -166,14 +179,19 @@ def train_run(
         every epoch), :obj:`test` (per rule, the epoch and its test
         :obj:`acc`, :obj:`auc`, :obj:`sp`, :obj:`eo` and :obj:`pos`, the
         share of test nodes predicted positive; or :obj:`None`) and
-        :obj:`seconds`.
+        :obj:`seconds`; after a restart, :obj:`restarts`, how many.
     """
     hyper = Hyper.from_config(config, max_epochs, patience)
-    run = train(data, method, seed, hyper)
+    for attempt in range(restarts + 1):
+        run = train(data, method, seed + RESTART_STRIDE * attempt, hyper)
+        if attempt == restarts or not degenerate_on_validation(
+            run.history.val
+        ):
+            break
     history = run.history
     rules = STORED_RULES + (() if budget is None else ('test-fair',))
     chosen = {rule: history.pick(rule, budget) for rule in rules}
-    return {
+    record = {
         'epochs': len(history),
         'curve': {k: [_round(v) for v in vs] for k, vs in history.val.items()},
         'test': {
@@ -182,6 +200,9 @@ def train_run(
         },
         'seconds': round(run.seconds, 2),
     }
+    if attempt > 0:
+        record['restarts'] = attempt
+    return record
 
 
 def _picked(history: History, epoch: int) -> dict[str, Any]:

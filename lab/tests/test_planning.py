@@ -1,0 +1,26 @@
+import dataclasses
+
+from pyg_bemap_lab.planning import missing_jobs, needs_restart
+from pyg_bemap_lab.protocols import PROTOCOLS, record_of
+from pyg_bemap_lab.store import RunStore, run_key
+
+QUICK = PROTOCOLS['quick']
+
+
+def result(pos, restarts=0):
+    curve = dict(loss=[0.7, 0.5], sp=[0.1, 0.1], eo=[0.1, 0.1], pos=[pos] * 2)
+    return {'curve': curve, **({'restarts': restarts} if restarts else {})}
+
+
+def test_a_degenerate_run_is_trained_again_when_restarts_allow(tmp_path):
+    store = RunStore(str(tmp_path / 'runs.jsonl'))
+    jobs = [('nba', 'GCN', QUICK.config, seed) for seed in range(3)]
+    for job, pos in zip(jobs, (0.4, 1.0, 0.0)):
+        store.add(record_of(QUICK, job, result(pos)))
+    assert missing_jobs(QUICK, store, jobs) == []  # no restarts asked for
+    again = dataclasses.replace(QUICK, restarts=2)
+    assert missing_jobs(again, store, jobs) == jobs[1:]
+    store.add(record_of(QUICK, jobs[1], result(1.0, restarts=2)))
+    restarted = store.get(run_key(record_of(QUICK, jobs[1])))
+    assert not needs_restart(again, restarted)  # it used all it may
+    assert missing_jobs(again, store, jobs) == [jobs[2]]
