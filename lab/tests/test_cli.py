@@ -175,3 +175,10 @@ def test_diagnose_and_compare_a_graph_it_saves_itself(capsys, tmp_path):
     assert out.startswith('BeMap(sym) against GCN on graph-')
     assert (tmp_path / 'runs' / 'runs.jsonl').exists()
     assert max(len(line) for line in out.splitlines()) <= 80
+    argv = ['sweep', *graph, '--quick', '--seeds', '2', '--epochs', '2']
+    assert main(argv + ['--jobs', '1', '--out', str(tmp_path / 'sw')]) == 0
+    out = capsys.readouterr().out
+    assert (
+        'Sweep on graph-' in out and (tmp_path / 'sw' / 'sweep.csv').exists()
+    )
+    assert (tmp_path / 'sw' / 'pareto.png').exists()

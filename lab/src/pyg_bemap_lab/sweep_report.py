@@ -43,9 +43,11 @@ METRICS = ('acc', 'auc', 'sp', 'eo')
 @dataclass
 class SweepPoint:
     r"""One setting of a sweep, averaged over its paired seeds (shares in
-    :math:`[0, 1]`; :obj:`ci` holds the half-widths of the 95 % t-intervals
-    of the test means; :obj:`versus` the paired test differences against
-    :obj:`backbone`, in points)."""
+    :math:`[0, 1]`; :obj:`degenerate` counts its degenerate runs;
+    :obj:`ci` holds the half-widths of the 95 % t-intervals of the test
+    means; :obj:`versus` the paired test differences against
+    :obj:`backbone`, in points, and :obj:`healthy` the same on the seeds
+    where neither run is degenerate)."""
 
     label: str
     method: str
@@ -57,6 +59,7 @@ class SweepPoint:
     test: dict[str, float]
     ci: dict[str, float]
     versus: dict[str, PairedDifference] = field(default_factory=dict)
+    healthy: dict[str, PairedDifference] = field(default_factory=dict)
     on_frontier: bool = False
 
 
@@ -120,9 +123,9 @@ def sweep_points(
         reference = _reference(point)
         if reference is not None and reference in by_label:
             point.backbone = reference
-            point.versus = _versus(
-                runs_of[point.label][2], by_label[reference][1]
-            )
+            mine, theirs = runs_of[point.label][2], by_label[reference][1]
+            point.versus = _versus(mine, theirs)
+            point.healthy = _versus(mine, theirs, healthy_only=True)
     _mark_frontier(points)
     return points
 
@@ -173,10 +176,13 @@ def _point(
 
 
 def _versus(
-    runs: list[dict], reference: list[dict]
+    runs: list[dict], reference: list[dict], healthy_only: bool = False
 ) -> dict[str, PairedDifference]:
-    mine = {r['seed']: _picked(r) for r in runs}
-    theirs = {r['seed']: _picked(r) for r in reference}
+    def usable(run: dict) -> bool:
+        return not (healthy_only and degenerate(run, DEFAULT_RULE))
+
+    mine = {r['seed']: _picked(r) for r in runs if usable(r)}
+    theirs = {r['seed']: _picked(r) for r in reference if usable(r)}
     seeds = sorted(s for s in set(mine) & set(theirs) if mine[s] and theirs[s])
     return {
         m: paired_difference(
@@ -225,14 +231,16 @@ COLUMNS = (
     'acc_vs_backbone_low', 'acc_vs_backbone_high', 'delta_sp_vs_backbone',
     'delta_sp_vs_backbone_low', 'delta_sp_vs_backbone_high',
     'delta_sp_marked', 'delta_eo_vs_backbone', 'delta_eo_vs_backbone_low',
-    'delta_eo_vs_backbone_high', 'delta_eo_marked',
+    'delta_eo_vs_backbone_high', 'delta_eo_marked', 'healthy_seeds',
+    'delta_sp_vs_backbone_healthy', 'delta_sp_healthy_marked',
+    'delta_eo_vs_backbone_healthy', 'delta_eo_healthy_marked',
 )  # fmt: skip
 
 
 def write_csv(points: list[SweepPoint], path: str) -> None:
     r"""One row per setting (shares in :math:`[0, 1]`; differences against
     the backbone in points, with their 95 % intervals and whether they are
-    marked)."""
+    marked, over every paired seed and without degenerate runs)."""
     with open(path, 'w', newline='') as handle:
         writer = csv.writer(handle)
         writer.writerow(COLUMNS)
@@ -252,6 +260,12 @@ def write_csv(points: list[SweepPoint], path: str) -> None:
                 )
                 if metric != 'acc':
                     row.append('' if diff is None else significant(diff))
+            row.append(p.healthy['sp'].seeds if p.healthy else '')
+            for metric in ('sp', 'eo'):
+                diff = p.healthy.get(metric)
+                row += ['', ''] if diff is None else [
+                    diff.mean, significant(diff)
+                ]  # fmt: skip
             writer.writerow(row)
 
 
@@ -267,18 +281,24 @@ def sweep_summary(
         f'Sweep on {dataset}: {len(points)} settings, up to '
         f'{len(protocol.seeds)} paired seeds each, epoch of the lowest '
         'validation loss; means in %. * marks the validation frontier '
-        '(accuracy against delta_sp). Test columns are for reading only: '
-        'nothing is chosen on them.'
+        '(accuracy against delta_sp); deg counts degenerate runs. Test '
+        'columns are for reading only: nothing is chosen on them.'
     )
     lines = textwrap.wrap(intro, width) + ['']
     head = ('', 'val acc', 'val sp', 'test acc', 'test sp', 'test eo')
-    lines.append(f'{head[0]:<22}' + ''.join(f'{h:>9}' for h in head[1:]))
+    lines.append(
+        f'{head[0]:<22}' + ''.join(f'{h:>9}' for h in head[1:]) + '  deg'
+    )
     for p in points:
         cells = [p.val['acc'], p.val['sp'], p.test['acc'], p.test['sp']]
         cells.append(p.test['eo'])
         mark = '*' if p.on_frontier else ' '
         name = f'{mark}{p.label}'[:22]
-        lines.append(f'{name:<22}' + ''.join(f'{100 * c:9.1f}' for c in cells))
+        lines.append(
+            f'{name:<22}'
+            + ''.join(f'{100 * c:9.1f}' for c in cells)
+            + f'{p.degenerate:5d}'
+        )
     lines.append('')
     if choice is None:
         lines += textwrap.wrap(
@@ -287,20 +307,31 @@ def sweep_summary(
             width,
         )
     else:
-        diffs = ', '.join(
-            f'{name} {d.mean:+.2f} [{d.low:+.2f}, {d.high:+.2f}]'
-            f'{"*" if significant(d) else ""}'
-            for name, d in (
-                ('acc', choice.versus['acc']),
-                ('delta_sp', choice.versus['sp']),
-                ('delta_eo', choice.versus['eo']),
+        text = (
+            'Chosen on validation (the lowest delta_sp + delta_eo within 1 '
+            f"point of its backbone's accuracy): {choice.label}. On test, "
+            f'against {choice.backbone}, in points: '
+            f'{_differences(choice.versus)}'
+        )
+        if choice.healthy and (
+            choice.healthy['sp'].seeds < choice.versus['sp'].seeds
+        ):
+            text += (
+                f'; without degenerate runs ({choice.healthy["sp"].seeds} '
+                f'paired seeds): {_differences(choice.healthy)}'
             )
-        )
-        lines += textwrap.wrap(
-            f'Chosen on validation (the lowest delta_sp + delta_eo within '
-            f"1 point of its backbone's accuracy): {choice.label}. On "
-            f'test, against {choice.backbone}, in points: {diffs} '
-            '(* where the 95 % interval excludes 0 and p < 0.05).',
-            width,
-        )
+        text += ' (* where the 95 % interval excludes 0 and p < 0.05).'
+        lines += textwrap.wrap(text, width)
     return '\n'.join(lines)
+
+
+def _differences(diffs: dict[str, PairedDifference]) -> str:
+    return ', '.join(
+        f'{name} {d.mean:+.2f} [{d.low:+.2f}, {d.high:+.2f}]'
+        f'{"*" if significant(d) else ""}'
+        for name, d in (
+            ('acc', diffs['acc']),
+            ('delta_sp', diffs['sp']),
+            ('delta_eo', diffs['eo']),
+        )
+    )
