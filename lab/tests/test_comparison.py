@@ -49,6 +49,8 @@ def test_a_graph_of_ones_own_gets_a_small_tuning_grid():
     assert len(protocol.grid_configs()) == 8
     with pytest.raises(ValueError, match="unknown method 'gin'"):
         graph_protocol('graph-x', '/g.pt', 'gin', 4)
+    with pytest.raises(ValueError, match='leaving a test split'):
+        graph_protocol('graph-x', '/g.pt', 'sym', 4, fractions=(0.7, 0.3))
 
 
 RECORD_KEYS = {

@@ -25,7 +25,11 @@ from pyg_bemap_lab.protocols import PROTOCOLS, Job, Protocol
 from pyg_bemap_lab.selection import DEFAULT_RULE, STORED_RULES, check_rule
 from pyg_bemap_lab.store import RunStore, default_results
 from pyg_bemap_lab.tables import Chosen
-from pyg_bemap_lab.user_graphs import DEFAULT_FRACTIONS, graph_for_runs
+from pyg_bemap_lab.user_graphs import (
+    DEFAULT_FRACTIONS,
+    check_fractions,
+    graph_for_runs,
+)
 
 #: The hyper-parameters the default protocol chose on validation, per
 #: (dataset, backbone) (see ``lab/results/evaluation/default.md``;
@@ -111,7 +115,7 @@ def graph_protocol(
     backbone = BACKBONES[bemap_method(method)]
     if seeds < 1:
         raise ValueError(f'seeds must be at least 1 (got {seeds})')
-    train, val = fractions
+    train, val = check_fractions(fractions)
     return Protocol(
         name=f'graph-max{max_epochs}-patience{patience}-split{train}-{val}',
         description=f"{method} against {backbone} on a graph of one's own",

@@ -24,7 +24,11 @@ from pyg_bemap_lab.protocols import PROTOCOLS, Job, Protocol
 from pyg_bemap_lab.store import RunStore
 from pyg_bemap_lab.sweep_plot import plot_pareto
 from pyg_bemap_lab.sweep_report import SweepResult, write_csv
-from pyg_bemap_lab.user_graphs import DEFAULT_FRACTIONS, graph_for_runs
+from pyg_bemap_lab.user_graphs import (
+    DEFAULT_FRACTIONS,
+    check_fractions,
+    graph_for_runs,
+)
 
 #: BeMap's settings, one knob at a time around its defaults (beta 0.25,
 #: min_keep 4, balance-score delta 1, 2 hops, balance scoring, the sym
@@ -101,7 +105,7 @@ def sweep_protocol(
     for method, setting in references + settings:
         if setting:
             swept[method] = (*swept.get(method, ()), setting)
-    train, val = fractions
+    train, val = check_fractions(fractions)
     if path is None:
         where: dict[str, Any] = dict(
             tuned={k: v for k, v in TUNED.items() if k[0] == name}

@@ -261,6 +261,18 @@ def graph_key(data: Data) -> str:
     return f'graph-{digest.hexdigest()[:12]}'
 
 
+def check_fractions(fractions: tuple[float, float]) -> tuple[float, float]:
+    r"""Returns the training and validation shares if both are positive and
+    leave a test split, else raises a :class:`ValueError`."""
+    train, val = fractions
+    if not (0 < train and 0 < val and train + val < 1):
+        raise ValueError(
+            'the training and validation fractions must be positive with a '
+            f'sum below 1, leaving a test split (got {train} and {val})'
+        )
+    return train, val
+
+
 def stratified_masks(
     y: Tensor,
     sens: Tensor,
@@ -272,12 +284,7 @@ def stratified_masks(
     :math:`n` nodes, :math:`\lfloor f_{train} n \rceil` train, the next
     :math:`\lfloor (f_{train} + f_{val}) n \rceil` validate, the rest
     test."""
-    train, val = fractions
-    if not (0 < train and 0 < val and train + val < 1):
-        raise ValueError(
-            'the training and validation fractions must be positive with a '
-            f'sum below 1, leaving a test split (got {train} and {val})'
-        )
+    train, val = check_fractions(fractions)
     gen = torch.Generator().manual_seed(seed)
     labelled = (y >= 0).nonzero().view(-1)
     labelled = labelled[torch.randperm(labelled.numel(), generator=gen)]
