@@ -201,3 +201,22 @@ def test_bad_inputs(kwargs, match):
     mask = args.pop('mask', None)
     with pytest.raises(ValueError, match=match):
         fairness_report(args['pred'], args['y'], args['sens'], mask=mask)
+
+
+def test_a_threshold_warning_only_where_the_scales_disagree(recwarn):
+    y = torch.tensor([0, 1, 1, 0])
+    sens = torch.tensor([0, 0, 1, 1])
+    hard = torch.tensor([0.0, 1.0, 1.0, 0.0])
+    for pred in (hard, hard.long(), hard.bool()):  # right under threshold 0
+        report = fairness_report(pred, y, sens)
+        assert report.accuracy == 1.0
+    fairness_report(hard, y, sens, threshold=0.5)  # and under 0.5
+    fairness_report(torch.tensor([-2.0, 3.0, 1.5, -0.1]), y, sens)  # logits
+    fairness_report(torch.tensor([0.1, 0.9, 0.7, 0.2]), y, sens, threshold=0.5)
+    assert len(recwarn) == 0
+    with pytest.warns(UserWarning, match='looks like probabilities') as got:
+        fairness_report(torch.tensor([0.1, 0.9, 0.7, 0.2]), y, sens)
+    assert got[0].filename == __file__  # points at the caller
+    with pytest.warns(UserWarning, match='like logits. Pass the default'):
+        logits = torch.tensor([-2.0, 3.0, 1.5, -0.1])
+        fairness_report(logits, y, sens, threshold=0.5)

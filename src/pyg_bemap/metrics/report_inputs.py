@@ -44,18 +44,36 @@ def scores_and_predictions(
         )
     if not pred.is_floating_point():
         pred = pred.float()
-    if (
-        threshold == 0
-        and pred.numel() > 0
-        and bool(((pred >= 0) & (pred <= 1)).all())
-    ):
-        warnings.warn(
-            "Every score in 'pred' lies in [0, 1], but 'threshold' is 0, so "
-            'every node counts as positive. If these are probabilities, pass '
-            "'threshold=0.5'; the default 0 is meant for logits",
-            stacklevel=3,
-        )
+    _warn_on_a_mismatched_threshold(pred, threshold)
     return pred, pred > threshold
+
+
+def _warn_on_a_mismatched_threshold(pred: Tensor, threshold: float) -> None:
+    r"""Warns when the scores and the threshold belong to different scales:
+    probabilities (scores in :math:`[0, 1]`, not all 0 or 1) under the
+    logit threshold 0, or logits (scores outside :math:`[0, 1]`) under a
+    probability threshold in :math:`(0, 1)`. Hard 0/1 predictions are
+    right under either: 0 is negative and 1 positive."""
+    if pred.numel() == 0:
+        return
+    in_unit = bool(((pred >= 0) & (pred <= 1)).all())
+    hard = bool(((pred == 0) | (pred == 1)).all())
+    if threshold == 0 and in_unit and not hard:
+        warnings.warn(
+            "'pred' looks like probabilities (every score in [0, 1]), but "
+            "'threshold' is 0, the default for logits, so every node with a "
+            "score above 0 counts as positive. Pass 'threshold=0.5' for "
+            'probabilities',
+            stacklevel=4,
+        )
+    elif 0 < threshold < 1 and not in_unit:
+        warnings.warn(
+            f"'threshold' is {threshold:g}, a probability, but 'pred' holds "
+            'scores outside [0, 1], like logits. Pass the default '
+            "'threshold=0' for logits, or 'pred.sigmoid()' with this "
+            'threshold',
+            stacklevel=4,
+        )
 
 
 def binary_labels(y: Tensor, num_nodes: int) -> Tensor:
