@@ -21,6 +21,7 @@ from pyg_bemap import (
     BalanceAwareSampling,
     BeMapConv,
     BeMapInfo,
+    SamplerSettings,
     attach_bemap,
     balance_score,
     balanced_edge_sample,
@@ -340,7 +341,9 @@ def test_gap_without_two_defined_groups_is_nan_with_a_warning():
 
 
 def test_probabilities_with_threshold_zero_warn():
-    with pytest.warns(UserWarning, match="pass 'threshold=0.5'"):
+    with pytest.warns(
+        UserWarning, match="Pass 'threshold=0.5' for probabilities"
+    ):
         fairness_report(
             torch.tensor([0.9, 0.2, 0.7, 0.1]),
             torch.tensor([1, 0, 1, 0]),
@@ -440,3 +443,25 @@ def test_no_sparse_warnings_without_torch_sparse():
     result = run_python('-c', script)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == 'ok' and 'Warning' not in result.stderr
+
+
+def test_numpy_scalars_are_accepted_where_python_numbers_are(tmp_path):
+    import numpy as np
+
+    from pyg_bemap.datasets import FairGraphDataset
+
+    data = graph()
+    data.s = data.s.clamp(max=1)
+    one = BalanceAwareSampling(num_hops=np.int64(1))(data)
+    two = BalanceAwareSampling(num_hops=1, num_groups=np.int64(2))(data)
+    assert torch.equal(one.bemap_count, two.bemap_count)
+    conv = BeMapConv(GCNConv(8, 4), beta=np.float32(0.5), min_keep=np.int64(2))
+    assert conv.settings == SamplerSettings(beta=0.5, min_keep=2)
+    y, s = torch.tensor([1, 0, 1, 0]), torch.tensor([0, 0, 1, 1])
+    probabilities = torch.tensor([0.9, 0.2, 0.7, 0.1])
+    report = fairness_report(probabilities, y, s, threshold=np.float32(0.5))
+    assert report.accuracy == 1.0
+    with pytest.raises(ValueError, match="'label_budget' must be a positive"):
+        FairGraphDataset(str(tmp_path), 'nba', label_budget=True)
+    nba = FairGraphDataset(str(tmp_path), 'nba', label_budget=np.int64(10))
+    assert int(nba[0].train_mask.sum()) == 10

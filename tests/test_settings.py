@@ -99,3 +99,16 @@ def test_settings_and_keywords_together_are_refused(build):
 def test_settings_of_another_type_are_refused():
     with pytest.raises(ValueError, match="'settings' must be a Sampler"):
         BeMapConv(GCNConv(4, 4), settings={'beta': 0.5})  # type: ignore
+
+
+def test_numpy_scalars_are_accepted_and_stored_as_python_numbers():
+    import numpy as np
+
+    settings = SamplerSettings(
+        beta=np.float32(0.5), min_keep=np.int64(2), num_hops=np.int8(1),
+        delta=np.float64(0.5),
+    )  # fmt: skip
+    assert settings == SamplerSettings(
+        beta=0.5, min_keep=2, num_hops=1, delta=0.5
+    )
+    assert type(settings.min_keep) is int and type(settings.beta) is float

@@ -50,15 +50,18 @@ class SamplerSettings:
     delta: float = 1.0
 
     def __post_init__(self) -> None:
-        check_share('beta', self.beta)
-        check_integer('min_keep', self.min_keep)
+        # Python numbers, whatever was passed (e.g. NumPy scalars)
+        object.__setattr__(self, 'beta', check_share('beta', self.beta))
+        min_keep = check_integer('min_keep', self.min_keep)
+        object.__setattr__(self, 'min_keep', min_keep)
         if self.strategy not in STRATEGIES:
             raise ValueError(
                 f"'strategy' must be one of {STRATEGIES} "
                 f'(got {self.strategy!r})'
             )
-        check_integer('num_hops', self.num_hops)
-        check_positive('delta', self.delta)
+        num_hops = check_integer('num_hops', self.num_hops)
+        object.__setattr__(self, 'num_hops', num_hops)
+        object.__setattr__(self, 'delta', check_positive('delta', self.delta))
 
     @property
     def draw_key(self) -> tuple[float, int, str]:

@@ -20,7 +20,7 @@ from pyg_bemap.datasets.raw_files import (
 )
 from pyg_bemap.datasets.reference_splits import REFERENCE_SEED, reference_split
 from pyg_bemap.datasets.specs import ALIASES, BUNDLED_DIR, SPECS
-from pyg_bemap.datasets.splits import split_masks
+from pyg_bemap.datasets.splits import check_label_budget, split_masks
 
 
 class FairGraphDataset(InMemoryDataset):
@@ -130,13 +130,8 @@ class FairGraphDataset(InMemoryDataset):
             label_budget = SPECS[key].reference_label_budget
         if split_seed is None:
             split_seed = REFERENCE_SEED if split == 'reference' else 0
-        if label_budget is not None and (
-            not isinstance(label_budget, int) or label_budget < 1
-        ):
-            raise ValueError(
-                f"'label_budget' must be a positive integer or "
-                f"'reference' (got {label_budget!r})"
-            )
+        if label_budget is not None:
+            label_budget = check_label_budget(label_budget, " or 'reference'")
         self.name = key
         self.spec = SPECS[key]
         self.split_seed = split_seed

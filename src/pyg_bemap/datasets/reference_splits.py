@@ -7,6 +7,8 @@ import random
 import torch
 from torch import Tensor
 
+from pyg_bemap.datasets.splits import check_label_budget
+
 #: The seed of the reference loaders.
 REFERENCE_SEED = 20
 
@@ -114,14 +116,7 @@ def _check(y: Tensor, label_budget: int) -> None:
             f"'y' must be a 1-dimensional integer tensor (got shape "
             f'{list(y.shape)}, dtype {y.dtype})'
         )
-    if isinstance(label_budget, bool) or not isinstance(label_budget, int):
-        raise ValueError(
-            f"'label_budget' must be a positive integer (got {label_budget!r})"
-        )
-    if label_budget < 1:
-        raise ValueError(
-            f"'label_budget' must be a positive integer (got {label_budget})"
-        )
+    check_label_budget(label_budget)
 
 
 def _masks(

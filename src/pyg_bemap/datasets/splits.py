@@ -1,6 +1,8 @@
 r"""Seeded random splits of the labelled nodes (the reference code's own
 splits are in :mod:`~pyg_bemap.datasets.reference_splits`)."""
 
+import numbers
+
 import torch
 from torch import Tensor
 
@@ -26,3 +28,19 @@ def split_masks(
         mask[index] = True
         masks.append(mask)
     return masks[0], masks[1], masks[2]
+
+
+def check_label_budget(label_budget: object, also: str = '') -> int:
+    r"""Returns :obj:`label_budget` as an :obj:`int` if it is a positive
+    integer (Python or NumPy, not a boolean), else raises a
+    :class:`ValueError` (:obj:`also` names other accepted values)."""
+    if (
+        not isinstance(label_budget, numbers.Integral)
+        or isinstance(label_budget, bool)
+        or label_budget < 1
+    ):
+        raise ValueError(
+            f"'label_budget' must be a positive integer{also} (got "
+            f'{label_budget!r})'
+        )
+    return int(label_budget)

@@ -8,6 +8,8 @@ import warnings
 import torch
 from torch import Tensor
 
+from pyg_bemap.utils.checks import is_number
+
 
 def scores_and_predictions(
     pred: Tensor, threshold: float
@@ -16,11 +18,7 @@ def scores_and_predictions(
         raise ValueError(
             f"'pred' must be a torch.Tensor (got {type(pred).__name__})"
         )
-    if not (
-        isinstance(threshold, (int, float))
-        and not isinstance(threshold, bool)
-        and math.isfinite(threshold)
-    ):
+    if not (is_number(threshold) and math.isfinite(threshold)):
         raise ValueError(
             f"'threshold' must be a finite number (got {threshold!r})"
         )

@@ -11,6 +11,8 @@ import torch
 from torch import Tensor
 from torch_geometric.nn.conv import GCNConv, MessagePassing
 
+from pyg_bemap.utils.checks import is_integer
+
 #: The attribute under which a BeMapConv holds its inner layer.
 INNER = 'conv'
 
@@ -59,7 +61,7 @@ def inner_layer(
 ) -> MessagePassing:
     r"""The layer to wrap: :obj:`conv`, or a :obj:`GCNConv` built from
     channel counts."""
-    if isinstance(conv, int) and not isinstance(conv, bool):
+    if is_integer(conv):
         if out_channels is None:
             raise ValueError(
                 "'BeMapConv(in_channels, out_channels)' builds a GCNConv and "

@@ -30,7 +30,7 @@ def balance_score(count: Tensor, delta: float = 1.0) -> Tensor:
         raise ValueError(
             "'count' must be a 2-D tensor of shape [num_nodes, num_groups]"
         )
-    check_positive('delta', delta)
+    delta = check_positive('delta', delta)
     if count.is_complex() or (
         count.is_floating_point() and not bool(count.isfinite().all())
     ):

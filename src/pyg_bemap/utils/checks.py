@@ -1,8 +1,11 @@
 r"""Checks of scalar arguments at the public boundary: each raises a
-:class:`ValueError` that names the argument and what it must be."""
+:class:`ValueError` that names the argument and what it must be, and
+returns the value as a Python number (NumPy and other scalars registered
+as :mod:`numbers` are accepted wherever Python numbers are)."""
 
 import math
-from typing import Any
+import numbers
+from typing import Any, TypeGuard
 
 import torch
 
@@ -10,7 +13,7 @@ import torch
 def check_integer(name: str, value: Any, minimum: int = 0) -> int:
     r"""An integer of at least :obj:`minimum` (:obj:`True` is no integer
     here)."""
-    if isinstance(value, bool) or not isinstance(value, int):
+    if not is_integer(value):
         raise ValueError(
             f"'{name}' must be an integer of at least {minimum} "
             f'(got {value!r})'
@@ -19,44 +22,47 @@ def check_integer(name: str, value: Any, minimum: int = 0) -> int:
         raise ValueError(
             f"'{name}' must be an integer of at least {minimum} (got {value})"
         )
-    return value
+    return int(value)
+
+
+def is_integer(value: Any) -> TypeGuard[int]:
+    r"""Whether :obj:`value` is an integer (Python or NumPy), not a
+    boolean."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def is_number(value: Any) -> TypeGuard[float]:
+    r"""Whether :obj:`value` is a real number (Python or NumPy), not a
+    boolean."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
 def check_positive(name: str, value: Any) -> float:
     r"""A finite number above zero."""
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, float))
-        or not math.isfinite(value)
-        or value <= 0
-    ):
+    if not is_number(value) or not math.isfinite(value) or value <= 0:
         raise ValueError(
             f"'{name}' must be a finite number above 0 (got {value!r})"
         )
-    return value
+    return float(value)
 
 
 def check_share(name: str, value: Any, maximum: float = 1) -> float:
     r"""A number in :math:`[0, m]`, :math:`m` = :obj:`maximum`."""
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, float))
-        or not 0.0 <= value <= maximum
-    ):
+    if not is_number(value) or not 0.0 <= value <= maximum:
         raise ValueError(
             f"'{name}' must be a number in [0, {maximum}] (got {value!r})"
         )
-    return value
+    return float(value)
 
 
 def check_memory_budget(value: Any) -> int:
     r"""A positive number of bytes."""
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+    if not is_integer(value) or value <= 0:
         raise ValueError(
             f"'memory_budget' must be a positive number of bytes, e.g. "
             f'2**30 for 1 GiB (got {value!r})'
         )
-    return value
+    return int(value)
 
 
 def check_generator(value: Any) -> torch.Generator | None:

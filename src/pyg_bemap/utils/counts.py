@@ -100,8 +100,8 @@ def hop_group_counts(
     num_nodes = check_edge_index(edge_index, num_nodes)
     sens, num_groups = sensitive_groups(sens, num_nodes, num_groups)
     check_same_device(edge_index=edge_index, sens=sens)
-    check_integer('num_hops', num_hops)
-    check_memory_budget(memory_budget)
+    num_hops = check_integer('num_hops', num_hops)
+    memory_budget = check_memory_budget(memory_budget)
     check_counting(counting)
     return checked_hop_group_counts(
         edge_index, sens, num_groups, num_hops, counting, memory_budget

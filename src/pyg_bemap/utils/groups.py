@@ -3,6 +3,8 @@ r"""Rule 1: validation of sensitive groups and of the graph they live on."""
 import torch
 from torch import Tensor
 
+from pyg_bemap.utils.checks import is_integer
+
 
 def sensitive_groups(
     sens: Tensor | None,
@@ -83,7 +85,7 @@ def sensitive_groups(
     if num_groups is None:
         _check_every_group_present(sens, max_group, name)
         num_groups = max_group
-    elif isinstance(num_groups, bool) or not isinstance(num_groups, int):
+    elif not is_integer(num_groups):
         raise ValueError(
             f"'num_groups' must be a positive integer (got {num_groups!r})"
         )

@@ -103,8 +103,8 @@ def fair_quotas(
     Returns:
         A :obj:`torch.long` tensor of shape :obj:`[N, G]`.
     """
-    check_share('beta', beta)
-    check_integer('min_keep', min_keep)
+    beta = check_share('beta', beta)
+    min_keep = check_integer('min_keep', min_keep)
     neighbour_count = _check_neighbour_count(neighbour_count)
     num_nodes, num_groups = neighbour_count.shape
     sens, _ = sensitive_groups(sens, num_nodes, num_groups)
