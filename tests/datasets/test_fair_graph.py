@@ -246,3 +246,16 @@ def test_log_is_passed_on_and_load_nba_is_quiet(tmp_path, monkeypatch):
     monkeypatch.setattr(fair_graph.FairGraphDataset, '__init__', spy)
     assert load_nba(str(tmp_path)).num_nodes == 403
     assert logs == [False]
+
+
+def test_a_missing_root_is_the_default_root(tmp_path, monkeypatch):
+    from pyg_bemap.datasets import load_german
+
+    monkeypatch.setenv('PYG_BEMAP_DATA', str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    data = FairGraphDataset(None, 'nba', log=False)[0]
+    assert data.num_nodes == 403
+    assert (tmp_path / 'nba' / 'processed').is_dir()
+    assert not any(p.name.startswith('?') for p in tmp_path.iterdir())
+    german = load_german()
+    assert german.num_nodes == 1000 and (tmp_path / 'german').is_dir()

@@ -1,6 +1,7 @@
 from pyg_bemap.datasets.fair_graph import (
     FairGraphDataset,
     default_root,
+    load_german,
     load_nba,
 )
 from pyg_bemap.datasets.raw_files import DownloadError
@@ -16,6 +17,7 @@ __all__ = [
     'FairGraphDataset',
     'biased_sbm',
     'default_root',
+    'load_german',
     'load_nba',
     'split_masks',
 ]

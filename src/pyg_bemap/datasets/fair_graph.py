@@ -78,7 +78,8 @@ class FairGraphDataset(InMemoryDataset):
     ==========  ======  ==========  ========  ===============  ============
 
     Args:
-        root (str): Root directory; files go to :obj:`root/<name>/`.
+        root (str, optional): Root directory; files go to
+            :obj:`root/<name>/` (:obj:`None`: :func:`default_root`).
         name (str): The dataset.
         split_seed (int, optional): Seed of the split; part of the processed
             file's name. (default: :obj:`None`: :obj:`0` for the random
@@ -101,7 +102,7 @@ class FairGraphDataset(InMemoryDataset):
 
     def __init__(
         self,
-        root: str,
+        root: str | None,
         name: str,
         split_seed: int | None = None,
         label_budget: int | str | None = None,
@@ -140,7 +141,7 @@ class FairGraphDataset(InMemoryDataset):
         self.keep_sensitive = keep_sensitive
         self.feature_norm = feature_norm
         super().__init__(
-            root,
+            default_root() if root is None else root,
             transform,
             pre_transform,
             log=log,
@@ -310,5 +311,12 @@ def load_nba(root: str | None = None, split_seed: int = 0) -> Data:
     r"""The NBA graph that ships inside the package (no download), processed
     as :class:`FairGraphDataset` does, without printing anything.
     """
-    root = root or default_root()
     return FairGraphDataset(root, 'nba', split_seed, log=False)[0]
+
+
+def load_german(root: str | None = None, split_seed: int = 0) -> Data:
+    r"""The German credit graph that ships inside the package (no
+    download), processed as :class:`FairGraphDataset` does, without printing
+    anything.
+    """
+    return FairGraphDataset(root, 'german', split_seed, log=False)[0]
