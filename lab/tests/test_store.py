@@ -69,3 +69,19 @@ def test_a_base_file_is_read_first_and_never_written(tmp_path):
     assert len((tmp_path / 'over.jsonl').read_text().splitlines()) == 1
     with pytest.raises(FileNotFoundError, match='no such file of runs'):
         RunStore(str(tmp_path / 'x.jsonl'), base=str(tmp_path / 'none'))
+
+
+def test_a_bad_record_names_the_file_and_the_line(tmp_path):
+    path = tmp_path / 'runs.jsonl'
+    store = RunStore(str(path))
+    store.add(run(0))
+    store.add(run(1))
+    lines = path.read_text().splitlines()
+    path.write_text('\n'.join([lines[0], '{"garbage": ', lines[1]]) + '\n')
+    with pytest.raises(ValueError, match=r'runs.jsonl: line 2: not a run'):
+        RunStore(str(path))
+    path.write_text('\n'.join([lines[0], '{"seed": 3}', lines[1]]) + '\n')
+    with pytest.raises(ValueError, match=r'line 2: .* needs the fields'):
+        RunStore(str(path))
+    path.write_text('\n'.join([lines[0], lines[1], '{"prot']))  # cut off
+    assert len(RunStore(str(path))) == 2

@@ -26,7 +26,9 @@ class RunStore:
 
     Lines are appended and flushed to disk one run at a time; a line cut
     off by an interruption (the last one) is ignored when the file is read
-    again, and that run is done again.
+    again and dropped before the next run is added, and that run is done
+    again. Any other line that is not a run record is an error that names
+    the file and the line.
 
     A later line with the same identity (:func:`run_key`) replaces an
     earlier one: a run trained again, e.g. after a restart.
@@ -49,12 +51,24 @@ class RunStore:
 
     def _read(self, path: str) -> None:
         with open(path) as handle:
-            for line in handle:
-                try:
-                    run = json.loads(line)
-                except json.JSONDecodeError:
-                    continue  # cut off by an interruption
-                self._runs[run_key(run)] = run
+            lines = handle.read().split('\n')
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                run = json.loads(line)
+                key = run_key(run)
+            except (json.JSONDecodeError, ValueError, TypeError) as error:
+                if number == len(lines) and isinstance(
+                    error, json.JSONDecodeError
+                ):
+                    continue  # the last line, cut off by an interruption
+                raise ValueError(
+                    f'{path}: line {number}: not a run record ({error}); '
+                    'remove the line (the run is done again) or restore '
+                    'the file'
+                ) from None
+            self._runs[key] = run
 
     def __contains__(self, key: str) -> bool:
         return key in self._runs
@@ -73,18 +87,26 @@ class RunStore:
         key = run_key(run)
         line = json.dumps(run, sort_keys=True, separators=(',', ':'))
         os.makedirs(osp.dirname(self.path) or '.', exist_ok=True)
+        self._drop_a_cut_off_line()
         with open(self.path, 'a') as handle:
-            if handle.tell() > 0 and not self._ends_with_newline():
-                handle.write('\n')  # after a line cut off mid-way
             handle.write(line + '\n')
             handle.flush()
             os.fsync(handle.fileno())
         self._runs[key] = run
 
-    def _ends_with_newline(self) -> bool:
-        with open(self.path, 'rb') as handle:
+    def _drop_a_cut_off_line(self) -> None:
+        r"""Removes a last line cut off by an interruption (the file then
+        ends with a whole record), so that no broken line is ever followed
+        by another."""
+        if not osp.exists(self.path) or osp.getsize(self.path) == 0:
+            return
+        with open(self.path, 'rb+') as handle:
             handle.seek(-1, os.SEEK_END)
-            return handle.read(1) == b'\n'
+            if handle.read(1) == b'\n':
+                return
+            handle.seek(0)
+            whole = handle.read().rfind(b'\n') + 1
+            handle.truncate(whole)
 
 
 def default_results() -> str:
