@@ -85,3 +85,31 @@ def test_a_bad_record_names_the_file_and_the_line(tmp_path):
         RunStore(str(path))
     path.write_text('\n'.join([lines[0], lines[1], '{"prot']))  # cut off
     assert len(RunStore(str(path))) == 2
+
+
+def test_one_process_at_a_time_and_a_folder_it_can_write(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    store = RunStore(str(tmp_path / 'out' / 'runs.jsonl'))
+    other = (
+        'import sys; from pyg_bemap_lab.store import RunStore\n'
+        'try:\n'
+        '    with RunStore(sys.argv[1]).lock(): pass\n'
+        'except ValueError as error: print(error)\n'
+    )
+    with store.lock():
+        out = subprocess.run(
+            [sys.executable, '-c', other, store.path],
+            capture_output=True, text=True, check=True,
+        ).stdout  # fmt: skip
+    assert 'is in use by another pyg-bemap process' in out
+    with store.lock():  # free again
+        pass
+    if os.geteuid() != 0:  # root writes anywhere
+        folder = tmp_path / 'read-only'
+        folder.mkdir(mode=0o500)
+        with pytest.raises(PermissionError, match='cannot write here'):
+            with RunStore(str(folder / 'runs.jsonl')).lock():
+                pass

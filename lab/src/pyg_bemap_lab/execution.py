@@ -38,15 +38,17 @@ def run_protocol(
     (tuning, then the reported runs, then the sweep), so that the results
     of the first ones are whole while the later ones still run. Runs go to
     :obj:`jobs` worker processes; each finished run is stored at once, so
-    an interruption loses at most the runs in progress.
+    an interruption loses at most the runs in progress. The store is held
+    for this process meanwhile (:meth:`~pyg_bemap_lab.store.RunStore.lock`).
     """
 
     def complete(wanted: list[Job]) -> None:
         _complete(protocol, root, store, jobs, on_run, wanted)
 
     chosen: dict[tuple[str, str], dict[str, Any]] = {}
-    for dataset in protocol.datasets:
-        chosen.update(plan_dataset(protocol, store, complete, dataset))
+    with store.lock():
+        for dataset in protocol.datasets:
+            chosen.update(plan_dataset(protocol, store, complete, dataset))
     return chosen
 
 

@@ -2,11 +2,14 @@ r"""Finished training runs on disk, one JSON line each, so that an
 interrupted experiment resumes where it stopped and every table and plot
 is rebuilt from the stored runs alone."""
 
+import contextlib
 import json
 import os
 import os.path as osp
 from collections.abc import Iterator
 from typing import Any
+
+import filelock
 
 #: What identifies a run.
 KEY_FIELDS = ('protocol', 'dataset', 'method', 'config', 'seed')
@@ -93,6 +96,34 @@ class RunStore:
             handle.flush()
             os.fsync(handle.fileno())
         self._runs[key] = run
+
+    @contextlib.contextmanager
+    def lock(self) -> Iterator['RunStore']:
+        r"""Holds the store for one process: a second process that asks for
+        it is refused at once, and a folder that cannot be written is found
+        before any run is trained. The lock is released when the process
+        ends, however it ends.
+
+        Raises:
+            ValueError: If another process holds the store.
+            OSError: If the store's folder cannot be written.
+        """
+        folder = osp.dirname(self.path) or '.'
+        os.makedirs(folder, exist_ok=True)
+        if not os.access(folder, os.W_OK):
+            raise PermissionError(f'{folder}: cannot write here')
+        lock = filelock.FileLock(self.path + '.lock', timeout=0)
+        try:
+            lock.acquire()
+        except filelock.Timeout:
+            raise ValueError(
+                f'{self.path} is in use by another pyg-bemap process; wait '
+                'for it to finish or give another output folder'
+            ) from None
+        try:
+            yield self
+        finally:
+            lock.release()
 
     def _drop_a_cut_off_line(self) -> None:
         r"""Removes a last line cut off by an interruption (the file then
