@@ -259,3 +259,22 @@ def test_a_missing_root_is_the_default_root(tmp_path, monkeypatch):
     assert not any(p.name.startswith('?') for p in tmp_path.iterdir())
     german = load_german()
     assert german.num_nodes == 1000 and (tmp_path / 'german').is_dir()
+
+
+def test_raw_files_beside_the_raw_folder_are_named_not_downloaded(
+    tmp_path, monkeypatch
+):
+    def offline(url, folder, log=True):
+        os.makedirs(folder, exist_ok=True)
+        raise OSError('Name or service not known')
+
+    monkeypatch.setattr(fair_graph, 'download_url', offline)
+    (tmp_path / 'credit').mkdir()
+    (tmp_path / 'credit' / 'credit.csv.xz').write_bytes(b'')
+    with pytest.raises(ValueError, match='credit.csv.xz outside the raw fo'):
+        FairGraphDataset(str(tmp_path), 'credit')
+    assert not (tmp_path / 'credit' / 'raw').exists()
+    os.remove(tmp_path / 'credit' / 'credit.csv.xz')
+    with pytest.raises(raw_files.DownloadError, match='by hand'):
+        FairGraphDataset(str(tmp_path), 'credit')
+    assert not (tmp_path / 'credit' / 'raw').exists()  # no empty folder

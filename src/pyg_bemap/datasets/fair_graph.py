@@ -175,6 +175,14 @@ class FairGraphDataset(InMemoryDataset):
         )
 
     def download(self) -> None:
+        misplaced = self._misplaced_raw_files()
+        if misplaced:
+            self._drop_an_empty_raw_dir()
+            raise ValueError(
+                f'Found {", ".join(misplaced)} outside the raw folder: move '
+                f'{"it" if len(misplaced) == 1 else "them"} into '
+                f"'{self.raw_dir}'"
+            )
         for file in (self.spec.node_file, self.spec.edge_file):
             if osp.exists(osp.join(self.raw_dir, file.name)) or osp.exists(
                 osp.join(self.raw_dir, f'{file.name}.xz')
@@ -188,11 +196,32 @@ class FairGraphDataset(InMemoryDataset):
             try:
                 download_url(file.url, self.raw_dir, log=False)
             except Exception as error:
+                self._drop_an_empty_raw_dir()
                 raise DownloadError(
                     f"Could not download '{file.name}' from {file.url} "
                     f'({download_reason(error)}). Put the published file '
                     f"(plain or xz-compressed) into '{self.raw_dir}' by hand"
                 ) from None
+
+    def _misplaced_raw_files(self) -> list[str]:
+        r"""Raw files of this dataset beside :obj:`raw/` instead of in it
+        (in :obj:`root/<name>/` or :obj:`root/`)."""
+        found = []
+        for file in (self.spec.node_file, self.spec.edge_file):
+            for folder in (osp.join(self.root, self.name), self.root):
+                for name in (file.name, f'{file.name}.xz'):
+                    path = osp.join(folder, name)
+                    if osp.isfile(path) and not osp.exists(
+                        osp.join(self.raw_dir, name)
+                    ):
+                        found.append(path)
+        return found
+
+    def _drop_an_empty_raw_dir(self) -> None:
+        # PyG makes the raw folder before calling download(); when nothing
+        # could be put there, leave no empty folder behind
+        if osp.isdir(self.raw_dir) and not os.listdir(self.raw_dir):
+            os.rmdir(self.raw_dir)
 
     def process(self) -> None:
         node_path, edge_path = (
