@@ -323,8 +323,9 @@ _NO_INFORMATION = (
     'RemoveDuplicatedEdges) belong before BalanceAwareSampling; after '
     'batching (Batch.from_data_list, a DataLoader), subgraph(), '
     'edge_subgraph() or in a dataset of several graphs, the scores are still '
-    "in 'data.bemap_balance': give the loader or dataset "
-    "'transform=pyg_bemap.AttachBeMap(sens_attr=...)', which re-attaches "
-    'them. For a SparseTensor or torch.sparse adjacency, pass '
+    "in 'data.bemap_balance', and 'pyg_bemap.AttachBeMap(sens_attr=...)' "
+    "re-attaches them: give it to a NeighborLoader as 'transform=', or call "
+    "it on each batch of a DataLoader ('batch = attach(batch)'). For a "
+    'SparseTensor or torch.sparse adjacency, pass '
     "'bemap=BeMapInfo(sens, balance)'"
 )
