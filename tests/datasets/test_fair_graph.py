@@ -278,3 +278,20 @@ def test_raw_files_beside_the_raw_folder_are_named_not_downloaded(
     with pytest.raises(raw_files.DownloadError, match='by hand'):
         FairGraphDataset(str(tmp_path), 'credit')
     assert not (tmp_path / 'credit' / 'raw').exists()  # no empty folder
+
+
+def test_a_damaged_raw_file_is_named_and_a_damaged_processed_one_rebuilt(
+    tmp_path,
+):
+    nba = FairGraphDataset(str(tmp_path), 'nba', log=False)
+    processed = nba.processed_paths[0]
+    with open(processed, 'r+b') as handle:
+        handle.truncate(100)
+    again = FairGraphDataset(str(tmp_path), 'nba', log=False)
+    assert torch.equal(again[0].x, nba[0].x)  # built again from raw files
+    raw = tmp_path / 'german' / 'raw'
+    raw.mkdir(parents=True)
+    for name in ('german.csv.xz', 'german_edges.txt.xz'):
+        (raw / name).write_bytes(b'\xfd7zXZ\x00 cut off')
+    with pytest.raises(ValueError, match=r"german.csv.xz' is damaged \("):
+        FairGraphDataset(str(tmp_path), 'german', log=False)

@@ -147,7 +147,12 @@ class FairGraphDataset(InMemoryDataset):
             log=log,
             force_reload=force_reload,
         )
-        self.load(self.processed_paths[0])
+        try:
+            self.load(self.processed_paths[0])
+        except Exception:  # a damaged file: built again from the raw files
+            os.remove(self.processed_paths[0])
+            self.process()
+            self.load(self.processed_paths[0])
 
     @property
     def raw_dir(self) -> str:

@@ -32,8 +32,15 @@ def git_blob_id(content: bytes) -> str:
 
 def read_verified(path: str, file: RawFile) -> str:
     opener = lzma.open if path.endswith('.xz') else open
-    with opener(path, 'rb') as handle:
-        content = handle.read()
+    try:
+        with opener(path, 'rb') as handle:
+            content = handle.read()
+    except (lzma.LZMAError, EOFError) as error:
+        raise ValueError(
+            f"'{path}' is damaged ({error}): delete it, and the published "
+            f"'{file.name}' is downloaded again, or put it there from "
+            f'{file.url}'
+        ) from None
     blob = git_blob_id(content)
     if blob != file.git_blob:
         raise ValueError(
