@@ -182,3 +182,40 @@ def test_diagnose_and_compare_a_graph_it_saves_itself(capsys, tmp_path):
         'Sweep on graph-' in out and (tmp_path / 'sw' / 'sweep.csv').exists()
     )
     assert (tmp_path / 'sw' / 'pareto.png').exists()
+
+
+def test_ctrl_c_ends_compare_and_its_workers_within_3_seconds(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import time
+
+    argv = [sys.executable, '-m', 'pyg_bemap_lab.cli', 'compare']
+    argv += ['--seeds', '6', '--jobs', '2', '--root', str(tmp_path)]
+    for presses in (1, 2):
+        process = subprocess.Popen(
+            argv,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,  # its own group, as in a terminal
+        )
+        time.sleep(8)  # the workers are training
+        start = time.monotonic()
+        for _ in range(presses):
+            os.killpg(process.pid, signal.SIGINT)
+            time.sleep(0.2)
+        _, err = process.communicate(timeout=30)
+        assert time.monotonic() - start < 3
+        assert process.returncode == 130
+        assert err.strip().splitlines()[-1] == 'pyg-bemap: interrupted'
+        assert 'Traceback' not in err
+        deadline = time.monotonic() + 3
+        while time.monotonic() < deadline:
+            left = subprocess.run(
+                ['pgrep', '-g', str(process.pid)], capture_output=True
+            ).stdout.split()
+            if not left:
+                break
+            time.sleep(0.1)
+        assert left == []  # the workers ended with it

@@ -5,7 +5,9 @@ r"""The :obj:`pyg-bemap` command's arguments: :obj:`compare`,
 
 import argparse
 import os.path as osp
+import signal
 import sys
+import threading
 from typing import Any
 
 from pyg_bemap import __version__
@@ -287,6 +289,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f'pyg-bemap: error: {error}', file=sys.stderr)
         return 1
     except KeyboardInterrupt:
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # once is enough
         print('pyg-bemap: interrupted', file=sys.stderr)
         return 130
     return 0

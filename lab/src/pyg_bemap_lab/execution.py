@@ -2,10 +2,12 @@ r"""Running a protocol against a :class:`~pyg_bemap_lab.store.RunStore`:
 each finished run is stored at once, so that an interrupted run resumes
 where it stopped."""
 
+import contextlib
 import multiprocessing
+import signal
+import threading
 import warnings
 from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any
 
 import torch
@@ -76,14 +78,45 @@ def _execute(
         return
     context = multiprocessing.get_context('spawn')
     threads = max(1, torch.get_num_threads() // jobs)
-    with ProcessPoolExecutor(
-        jobs, context, torch.set_num_threads, (threads,)
-    ) as pool:
-        futures = {
-            pool.submit(_run_job, protocol, root, job): job for job in todo
-        }
-        for future in as_completed(futures):
-            yield futures[future], future.result()
+    with _uninterrupted():  # the workers start with Ctrl-C ignored
+        pool = context.Pool(jobs, _start_worker, (threads,))
+    try:
+        tasks = [(protocol, root, job) for job in todo]
+        yield from pool.imap_unordered(_job_and_result, tasks)
+        pool.close()
+    finally:
+        # Ctrl-C, an error, or a caller that stopped early: the workers
+        # end now, not after the runs they hold, and a second Ctrl-C does
+        # not cut the ending short
+        with _uninterrupted():
+            pool.terminate()
+            pool.join()
+
+
+@contextlib.contextmanager
+def _uninterrupted() -> Iterator[None]:
+    if threading.current_thread() is not threading.main_thread():
+        yield  # only the main thread receives signals
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _start_worker(threads: int) -> None:
+    # Ctrl-C reaches every process of the terminal's group; the workers
+    # leave it to the main process, which ends them
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    torch.set_num_threads(threads)
+
+
+def _job_and_result(
+    task: tuple[Protocol, str, Job],
+) -> tuple[Job, dict[str, Any]]:
+    protocol, root, job = task
+    return job, _run_job(protocol, root, job)
 
 
 def _run_job(protocol: Protocol, root: str, job: Job) -> dict[str, Any]:
