@@ -3,42 +3,43 @@ training loop (:mod:`.training`), one vocabulary of selection rules
 (:mod:`.selection`), protocols (:mod:`.protocols`, :mod:`.planning`,
 :mod:`.execution`), stored runs (:mod:`.store`) and paired comparisons
 (:mod:`.statistics`); on a graph of one's own, :func:`compare` and
-:func:`sweep`."""
+:func:`sweep`.
 
-from pyg_bemap_lab.comparison import ComparisonResult, compare
-from pyg_bemap_lab.models import (
-    BACKBONES,
-    METHODS,
-    PAPER_BUDGETS,
-    Hyper,
-    NodeClassifier,
-    fast_graph,
-)
-from pyg_bemap_lab.selection import DEFAULT_RULE, RULES
-from pyg_bemap_lab.sweep import sweep
-from pyg_bemap_lab.training import (
-    History,
-    Run,
-    Trainer,
-    train,
-    train_run,
-)
+The names below are imported on first use, so that the command line
+starts without torch."""
 
-__all__ = [
-    'BACKBONES',
-    'METHODS',
-    'PAPER_BUDGETS',
-    'DEFAULT_RULE',
-    'RULES',
-    'Hyper',
-    'NodeClassifier',
-    'fast_graph',
-    'History',
-    'Run',
-    'Trainer',
-    'train',
-    'train_run',
-    'compare',
-    'ComparisonResult',
-    'sweep',
-]
+import importlib
+from typing import Any
+
+#: Each exported name and the module that holds it.
+_HOMES = {
+    'BACKBONES': 'models',
+    'METHODS': 'models',
+    'PAPER_BUDGETS': 'models',
+    'Hyper': 'models',
+    'NodeClassifier': 'models',
+    'fast_graph': 'models',
+    'DEFAULT_RULE': 'selection',
+    'RULES': 'selection',
+    'History': 'training',
+    'Run': 'training',
+    'Trainer': 'training',
+    'train': 'training',
+    'train_run': 'training',
+    'compare': 'comparison',
+    'ComparisonResult': 'comparison',
+    'sweep': 'sweeping',
+}
+
+__all__ = list(_HOMES)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOMES:
+        raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
+    module = importlib.import_module(f'{__name__}.{_HOMES[name]}')
+    return getattr(module, name)
+
+
+def __dir__() -> list[str]:
+    return sorted(list(globals()) + __all__)

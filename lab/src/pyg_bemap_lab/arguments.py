@@ -5,8 +5,11 @@ import argparse
 import os
 from collections.abc import Callable
 
-from pyg_bemap.datasets import default_root
-from pyg_bemap_lab.models import METHOD_ALIASES, bemap_method
+from pyg_bemap_lab.names import (
+    METHOD_ALIASES,
+    bemap_method,
+    default_data_root,
+)
 from pyg_bemap_lab.selection import DEFAULT_RULE, RULES
 
 
@@ -109,7 +112,7 @@ def add_jobs(parser: argparse.ArgumentParser) -> None:
 def add_root(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         '--root',
-        default=default_root(),
+        default=default_data_root(),
         help='dataset directory (default: $PYG_BEMAP_DATA, else '
         '~/.cache/pyg_bemap)',
     )

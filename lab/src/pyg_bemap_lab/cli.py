@@ -8,11 +8,9 @@ import os.path as osp
 import signal
 import sys
 import threading
+from importlib.metadata import version
 from typing import Any
 
-from pyg_bemap import __version__
-from pyg_bemap.datasets import ALIASES, SPECS
-from pyg_bemap_lab import commands
 from pyg_bemap_lab.arguments import (
     add_dataset,
     add_epochs,
@@ -27,15 +25,20 @@ from pyg_bemap_lab.arguments import (
     share,
 )
 from pyg_bemap_lab.graph_inputs import add_graph_source
-from pyg_bemap_lab.models import Hyper
-from pyg_bemap_lab.protocols import PROTOCOLS
+from pyg_bemap_lab.names import (
+    DATASET_ALIASES,
+    DATASETS,
+    PROTOCOL_NAMES,
+    TRAIN_EPOCHS,
+    TRAIN_PATIENCE,
+)
 from pyg_bemap_lab.selection import (
     STORED_RULES,
     VALIDATION_RULES,
 )
 from pyg_bemap_lab.store import default_results
 
-DATASETS = sorted(SPECS) + sorted(ALIASES) + ['synthetic']
+TRAIN_DATASETS = sorted(DATASETS) + sorted(DATASET_ALIASES) + ['synthetic']
 
 
 EXIT_CODES = (
@@ -51,7 +54,9 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EXIT_CODES,
     )
     parser.add_argument(
-        '--version', action='version', version=f'%(prog)s {__version__}'
+        '--version',
+        action='version',
+        version=f'%(prog)s {version("pyg-bemap")}',
     )
     commands = parser.add_subparsers(dest='command', required=True)
     _add_compare(commands)
@@ -182,7 +187,9 @@ def _add_train(commands: Any) -> None:
         epilog=EXIT_CODES,
     )
     add_dataset(
-        train, DATASETS, " ('synthetic': a biased stochastic block model)"
+        train,
+        TRAIN_DATASETS,
+        " ('synthetic': a biased stochastic block model)",
     )
     add_method(train)
     train.add_argument(
@@ -205,7 +212,7 @@ def _add_train(commands: Any) -> None:
         '(default: %(default)s)',
     )
     add_selection(train, VALIDATION_RULES)
-    add_epochs(train, Hyper.epochs, Hyper.patience)
+    add_epochs(train, TRAIN_EPOCHS, TRAIN_PATIENCE)
     add_root(train)
 
 
@@ -235,7 +242,7 @@ def _add_reproduce(commands: Any) -> None:
     which = reproduce.add_mutually_exclusive_group()
     which.add_argument(
         '--protocol',
-        choices=sorted(PROTOCOLS),
+        choices=sorted(PROTOCOL_NAMES),
         default='default',
         help='the protocol to run (default: %(default)s)',
     )
@@ -275,16 +282,12 @@ def main(argv: list[str] | None = None) -> int:
     input file; one line on standard error), 2 for bad arguments (from
     :obj:`argparse`), 130 when interrupted."""
     args = build_parser().parse_args(argv)
-    run = {
-        'compare': commands.run_compare,
-        'diagnose': commands.run_diagnose,
-        'sweep': commands.run_sweep,
-        'train': commands.run_train,
-        'reproduce': commands.run_reproduce,
-        'datasets': commands.run_datasets,
-    }[args.command]
     try:
-        run(args)
+        # what a command needs is imported when it runs, so that --help
+        # and bad arguments answer at once
+        from pyg_bemap_lab import commands
+
+        getattr(commands, f'run_{args.command}')(args)
     except (ValueError, OSError) as error:
         print(f'pyg-bemap: error: {error}', file=sys.stderr)
         return 1

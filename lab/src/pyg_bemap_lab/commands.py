@@ -31,7 +31,7 @@ from pyg_bemap_lab.plots import backbone_pairs, plot_paired, plot_tradeoff
 from pyg_bemap_lab.protocols import PROTOCOLS
 from pyg_bemap_lab.selection import RULES
 from pyg_bemap_lab.store import RunStore
-from pyg_bemap_lab.sweep import sweep
+from pyg_bemap_lab.sweeping import sweep
 from pyg_bemap_lab.tables import protocol_report
 from pyg_bemap_lab.training import train
 from pyg_bemap_lab.tuning import plot_curves, tuning_report
@@ -98,7 +98,7 @@ def run_compare(args: argparse.Namespace) -> None:
 
 def run_sweep(args: argparse.Namespace) -> None:
     r"""BeMap's knobs on a grid beside reference points (see
-    :func:`~pyg_bemap_lab.sweep.sweep`), stored and written in
+    :func:`~pyg_bemap_lab.sweeping.sweep`), stored and written in
     :obj:`--out`."""
     bar = progress(None, 'runs')
     result = sweep(

@@ -2,16 +2,12 @@ r"""The graph a command runs on, from its arguments: a named dataset, a
 graph saved with :obj:`torch.save`, or a node table and an edge list."""
 
 import argparse
+from typing import TYPE_CHECKING
 
-from torch_geometric.data import Data
+from pyg_bemap_lab.names import DATASET_ALIASES, DATASETS, DEFAULT_FRACTIONS
 
-from pyg_bemap.datasets import ALIASES, SPECS, FairGraphDataset
-from pyg_bemap_lab.user_graphs import (
-    DEFAULT_FRACTIONS,
-    read_graph_file,
-    read_tables,
-    user_graph,
-)
+if TYPE_CHECKING:  # the graphs are read when a command runs
+    from torch_geometric.data import Data
 
 #: The options :obj:`--nodes` needs beside it.
 TABLE_OPTIONS = ('edges', 'id_col', 'sens_col', 'label_col')
@@ -23,7 +19,7 @@ def add_graph_source(
     r"""Adds :obj:`--dataset`, or a graph of one's own (:obj:`--graph`, or
     :obj:`--nodes` with :obj:`--edges` and the column names), and, with
     :obj:`fractions`, the shares of a stratified split."""
-    names = sorted(SPECS) + sorted(ALIASES)
+    names = sorted(DATASETS) + sorted(DATASET_ALIASES)
     parser.add_argument(
         '--dataset',
         choices=names,
@@ -84,7 +80,7 @@ def add_graph_source(
         )
 
 
-def read_graph_source(args: argparse.Namespace) -> Data | str:
+def read_graph_source(args: argparse.Namespace) -> 'Data | str':
     r"""A graph of one's own (see
     :func:`~pyg_bemap_lab.user_graphs.user_graph`) or the name of a
     dataset, from the arguments of :func:`add_graph_source`.
@@ -101,6 +97,8 @@ def read_graph_source(args: argparse.Namespace) -> Data | str:
             + ' or '.join(f'--{name}' for name in given)
             + ', not several'
         )
+    from pyg_bemap_lab.user_graphs import read_graph_file, read_tables
+
     if args.graph is not None:
         return read_graph_file(args.graph, args.sens_attr, args.label_attr)
     if args.nodes is not None:
@@ -113,12 +111,16 @@ def read_graph_source(args: argparse.Namespace) -> Data | str:
         return read_tables(
             args.nodes, args.edges, args.id_col, args.sens_col, args.label_col
         )
-    return ALIASES.get(args.dataset or 'nba', args.dataset or 'nba')
+    name = args.dataset or 'nba'
+    return DATASET_ALIASES.get(name, name)
 
 
-def named_graph(root: str, name: str) -> Data:
+def named_graph(root: str, name: str) -> 'Data':
     r"""A named dataset's graph, as :func:`read_graph_source`'s graphs of
     one's own are: features, edges, :obj:`s`, :obj:`y` and split masks."""
+    from pyg_bemap.datasets import FairGraphDataset
+    from pyg_bemap_lab.user_graphs import user_graph
+
     return user_graph(FairGraphDataset(root, name, log=False)[0])
 
 

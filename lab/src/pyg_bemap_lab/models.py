@@ -18,6 +18,7 @@ from pyg_bemap.nn.fused import FusedGATConv, FusedGCNConv
 from pyg_bemap.settings import SamplerSettings
 from pyg_bemap.utils.layout import transposed_adjacency
 from pyg_bemap.utils.sampling import STRATEGIES
+from pyg_bemap_lab.names import TRAIN_EPOCHS, TRAIN_PATIENCE
 
 #: Each method's backbone and training graph (None for the full graph, a
 #: BeMap strategy, 'fairdrop', see
@@ -39,17 +40,6 @@ METHODS: dict[str, tuple] = {
     'BeMap(sym)-renumbered': ('gcn', 'renumbered'),
 }
 
-#: Short names of the BeMap methods, on the command line and in
-#: :func:`~pyg_bemap_lab.comparison.compare`.
-METHOD_ALIASES = {
-    'row': 'BeMap(row)',
-    'sym': 'BeMap(sym)',
-    'sage': 'BeMap(sage)',
-    'gat': 'BeMap(gat)',
-    'sym-uniform': 'BeMap(sym)-uniform',
-    'sym-degree': 'BeMap(sym)-degree',
-}
-
 #: The backbone of every method with another training graph.
 BACKBONES = {
     'BeMap(row)': 'GCN',
@@ -61,18 +51,6 @@ BACKBONES = {
     'FairDrop': 'GCN',
     'BeMap(sym)-renumbered': 'GCN',
 }
-
-
-def bemap_method(name: str) -> str:
-    r"""The BeMap method a short name (a key of :obj:`METHOD_ALIASES`) or a
-    full name stands for."""
-    method = METHOD_ALIASES.get(name, name)
-    if method not in METHOD_ALIASES.values():
-        raise ValueError(
-            f'unknown method {name!r}; choose from '
-            + ', '.join(METHOD_ALIASES)
-        )
-    return method
 
 
 #: The reference code's test-set fairness budgets (delta_sp and delta_eo).
@@ -92,8 +70,8 @@ class Hyper:
     dropout: float = 0.5
     lr: float = 1e-3
     weight_decay: float = 1e-5
-    epochs: int = 200
-    patience: int = 100
+    epochs: int = TRAIN_EPOCHS
+    patience: int = TRAIN_PATIENCE
     beta: float = 0.25
     min_keep: int = 4
     delta: float = 0.16  # FairDrop's bias

@@ -17,14 +17,11 @@ from torch_geometric.utils import coalesce, remove_self_loops, to_undirected
 
 from pyg_bemap.datasets import ALIASES, SPECS
 from pyg_bemap.utils import fairness_task
+from pyg_bemap_lab.names import DEFAULT_FRACTIONS
 
 #: The split masks a graph may bring, used for every seed when all three
 #: are present.
 MASKS = ('train_mask', 'val_mask', 'test_mask')
-
-#: The shares of the labelled nodes in the training and validation splits
-#: of a graph without masks; the rest is the test split.
-DEFAULT_FRACTIONS = (0.5, 0.25)
 
 
 def user_graph(

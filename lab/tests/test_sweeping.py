@@ -5,7 +5,12 @@ import pytest
 
 from pyg_bemap.datasets import biased_sbm
 from pyg_bemap_lab.comparison import GRAPH_GRID
-from pyg_bemap_lab.sweep import QUICK_SETTINGS, SETTINGS, sweep, sweep_protocol
+from pyg_bemap_lab.sweeping import (
+    QUICK_SETTINGS,
+    SETTINGS,
+    sweep,
+    sweep_protocol,
+)
 
 
 def test_the_grid_varies_one_knob_at_a_time_beside_reference_points():

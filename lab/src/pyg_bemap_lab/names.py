@@ -1,0 +1,58 @@
+r"""What the command line shows before anything heavy is imported (no
+torch, so that :obj:`pyg-bemap --help` answers at once): the datasets, the
+protocols, the short names of the BeMap methods and the defaults of
+training and of the split. Tests check each against the module that uses
+it."""
+
+import os
+import os.path as osp
+
+#: The named datasets (see :obj:`pyg_bemap.datasets.SPECS`).
+DATASETS = ('credit', 'german', 'nba', 'pokec_n', 'pokec_z', 'recidivism')
+
+#: Other names of datasets (see :obj:`pyg_bemap.datasets.ALIASES`).
+DATASET_ALIASES = {'bail': 'recidivism'}
+
+#: The protocols of :obj:`pyg-bemap reproduce` (see
+#: :obj:`~pyg_bemap_lab.protocols.PROTOCOLS`).
+PROTOCOL_NAMES = ('default', 'quick', 'reference')
+
+#: Short names of the BeMap methods, on the command line and in
+#: :func:`~pyg_bemap_lab.comparison.compare`.
+METHOD_ALIASES = {
+    'row': 'BeMap(row)',
+    'sym': 'BeMap(sym)',
+    'sage': 'BeMap(sage)',
+    'gat': 'BeMap(gat)',
+    'sym-uniform': 'BeMap(sym)-uniform',
+    'sym-degree': 'BeMap(sym)-degree',
+}
+
+#: The most epochs, and the patience, of :obj:`pyg-bemap train`.
+TRAIN_EPOCHS = 200
+TRAIN_PATIENCE = 100
+
+#: The shares of the labelled nodes in the training and validation splits
+#: of a graph without masks; the rest is the test split.
+DEFAULT_FRACTIONS = (0.5, 0.25)
+
+
+def bemap_method(name: str) -> str:
+    r"""The BeMap method a short name (a key of :obj:`METHOD_ALIASES`) or a
+    full name stands for."""
+    method = METHOD_ALIASES.get(name, name)
+    if method not in METHOD_ALIASES.values():
+        raise ValueError(
+            f'unknown method {name!r}; choose from '
+            + ', '.join(METHOD_ALIASES)
+        )
+    return method
+
+
+def default_data_root() -> str:
+    r"""Where datasets go unless told otherwise, as
+    :func:`pyg_bemap.datasets.default_root` says: :obj:`$PYG_BEMAP_DATA`,
+    or :obj:`~/.cache/pyg_bemap`."""
+    return os.environ.get(
+        'PYG_BEMAP_DATA', osp.join(osp.expanduser('~'), '.cache', 'pyg_bemap')
+    )

@@ -1,0 +1,47 @@
+import subprocess
+import sys
+
+from pyg_bemap.datasets import ALIASES, SPECS, default_root
+from pyg_bemap_lab.models import Hyper
+from pyg_bemap_lab.names import (
+    DATASET_ALIASES,
+    DATASETS,
+    PROTOCOL_NAMES,
+    TRAIN_EPOCHS,
+    TRAIN_PATIENCE,
+    default_data_root,
+)
+from pyg_bemap_lab.protocols import PROTOCOLS
+
+
+def test_the_light_names_are_those_of_the_modules_that_own_them(
+    monkeypatch,
+):
+    assert DATASETS == tuple(sorted(SPECS))
+    assert DATASET_ALIASES == ALIASES
+    assert PROTOCOL_NAMES == tuple(sorted(PROTOCOLS))
+    assert (TRAIN_EPOCHS, TRAIN_PATIENCE) == (Hyper().epochs, Hyper().patience)
+    assert default_data_root() == default_root()
+    monkeypatch.setenv('PYG_BEMAP_DATA', '/somewhere')
+    assert default_data_root() == default_root() == '/somewhere'
+
+
+def test_the_command_line_parses_and_helps_without_torch():
+    code = (
+        'import sys\n'
+        'from pyg_bemap_lab.cli import build_parser\n'
+        'parser = build_parser()\n'
+        'for argv in ([], ["compare"], ["sweep"], ["diagnose"], ["train"],'
+        ' ["reproduce"]):\n'
+        '    try:\n'
+        '        parser.parse_args(argv + ["--help"])\n'
+        '    except SystemExit:\n'
+        '        pass\n'
+        'heavy = {"torch", "torch_geometric", "pandas", "matplotlib",'
+        ' "scipy", "pyg_bemap"} & set(sys.modules)\n'
+        'print(sorted(heavy))\n'
+    )
+    out = subprocess.run(
+        [sys.executable, '-c', code], capture_output=True, text=True
+    ).stdout
+    assert out.splitlines()[-1] == '[]'
