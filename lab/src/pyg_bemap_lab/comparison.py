@@ -241,7 +241,7 @@ def compare(
         sens_attr (str, optional): The sensitive attribute's name.
         label_attr (str, optional): The binary labels' name.
         method (str, optional): The BeMap method (a short name of
-            :obj:`~pyg_bemap_lab.models.METHOD_ALIASES`), compared with
+            :obj:`~pyg_bemap_lab.names.METHOD_ALIASES`), compared with
             its backbone. (default: :obj:`'sym'`)
         seeds (int, optional): The paired seeds. (default: :obj:`10`)
         epochs (int, optional): The most epochs of a run.
