@@ -88,6 +88,8 @@ def test_reproduce_writes_the_grid_beside_the_report(store, tmp_path):
     argv = ['reproduce', '--protocol', 'grid', '--report-only']
     with pytest.MonkeyPatch.context() as patch:
         patch.setitem(PROTOCOLS, 'grid', GRID)
+        names = tuple(PROTOCOLS)  # with 'grid'
+        patch.setattr('pyg_bemap_lab.cli.PROTOCOL_NAMES', names)
         assert main(argv + ['--out', str(tmp_path), '--root', '/x']) == 0
     grid = (tmp_path / 'tuning_grid.md').read_text()
     assert grid == tuning_report(GRID, store, {('nba', 'GCN'): FAST})
