@@ -15,7 +15,6 @@ from pyg_bemap.metrics import (
     layerwise_distance_bias,
     majority_ratio,
     propagate,
-    sensitive_attribute_probe,
 )
 
 
@@ -149,42 +148,3 @@ def test_majority_ratio():
     assert ratio[0].item() == pytest.approx(1 / 3)
     assert ratio[1].item() == 1.0
     assert math.isnan(ratio[2].item()) and math.isnan(ratio[4].item())
-
-
-def test_probe_reads_the_group_from_leaky_embeddings():
-    data = biased_sbm(1500, homophily=0.9, seed=3)
-    leaky = propagate(propagate(data.x, data.edge_index), data.edge_index)
-    noise = torch.randn_like(data.x)
-    strong = sensitive_attribute_probe(leaky, data.edge_index, data.s)
-    weak = sensitive_attribute_probe(noise, data.edge_index, data.s)
-    assert strong.accuracy > 0.9
-    assert weak.accuracy < 0.75
-    assert len(strong.bins) == 10
-    assert sum(b.count for b in strong.bins) <= 750
-    assert strong.bins[0].lower == 0.0 and strong.bins[-1].upper == 1.0
-    assert 'majority ratio' in str(strong)
-    again = sensitive_attribute_probe(leaky, data.edge_index, data.s)
-    assert again.accuracy == strong.accuracy
-    assert [b.count for b in again.bins] == [b.count for b in strong.bins]
-    with pytest.raises(ValueError, match='train_ratio'):
-        sensitive_attribute_probe(
-            noise, data.edge_index, data.s, train_ratio=1.0
-        )
-
-
-def test_probe_plot(tmp_path):
-    figure = pytest.importorskip('matplotlib.figure')
-    data = biased_sbm(300, seed=3)
-    result = sensitive_attribute_probe(
-        data.x, data.edge_index, data.s, epochs=20
-    )
-    fig = figure.Figure()
-    ax = fig.subplots()
-    assert result.plot(ax, label='features') is ax
-    result.plot(ax, label='again')
-    first, second = ax.get_lines()
-    for style in ('get_marker', 'get_linestyle', 'get_color'):
-        assert getattr(first, style)() != getattr(second, style)()
-    assert ax.get_legend().get_bbox_to_anchor().x0 > ax.bbox.x1  # outside
-    fig.savefig(tmp_path / 'probe.png')
-    assert (tmp_path / 'probe.png').stat().st_size > 0

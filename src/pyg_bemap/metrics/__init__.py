@@ -1,12 +1,9 @@
 from pyg_bemap.metrics.bias import (
     DistanceBias,
-    ProbeBin,
-    ProbeResult,
     distance_bias,
     layerwise_distance_bias,
     majority_ratio,
     propagate,
-    sensitive_attribute_probe,
 )
 from pyg_bemap.metrics.diagnose import Diagnosis, diagnose
 from pyg_bemap.metrics.fairness_report import (
@@ -14,6 +11,11 @@ from pyg_bemap.metrics.fairness_report import (
     GroupMetrics,
     fairness_report,
     roc_auc,
+)
+from pyg_bemap.metrics.probe import (
+    ProbeBin,
+    ProbeResult,
+    sensitive_attribute_probe,
 )
 
 __all__ = [
