@@ -15,6 +15,8 @@ from torch_geometric.utils import coalesce, remove_self_loops, to_undirected
 from pyg_bemap.datasets.raw_files import (
     DownloadError,
     download_reason,
+    drop_if_empty,
+    misplaced_raw_files,
     read_table,
     read_verified,
 )
@@ -180,9 +182,11 @@ class FairGraphDataset(InMemoryDataset):
         )
 
     def download(self) -> None:
-        misplaced = self._misplaced_raw_files()
+        files = (self.spec.node_file, self.spec.edge_file)
+        folders = (osp.join(self.root, self.name), self.root)
+        misplaced = misplaced_raw_files(files, folders, self.raw_dir)
         if misplaced:
-            self._drop_an_empty_raw_dir()
+            drop_if_empty(self.raw_dir)
             raise ValueError(
                 f'Found {", ".join(misplaced)} outside the raw folder: move '
                 f'{"it" if len(misplaced) == 1 else "them"} into '
@@ -201,32 +205,12 @@ class FairGraphDataset(InMemoryDataset):
             try:
                 download_url(file.url, self.raw_dir, log=False)
             except Exception as error:
-                self._drop_an_empty_raw_dir()
+                drop_if_empty(self.raw_dir)
                 raise DownloadError(
                     f"Could not download '{file.name}' from {file.url} "
                     f'({download_reason(error)}). Put the published file '
                     f"(plain or xz-compressed) into '{self.raw_dir}' by hand"
                 ) from None
-
-    def _misplaced_raw_files(self) -> list[str]:
-        r"""Raw files of this dataset beside :obj:`raw/` instead of in it
-        (in :obj:`root/<name>/` or :obj:`root/`)."""
-        found = []
-        for file in (self.spec.node_file, self.spec.edge_file):
-            for folder in (osp.join(self.root, self.name), self.root):
-                for name in (file.name, f'{file.name}.xz'):
-                    path = osp.join(folder, name)
-                    if osp.isfile(path) and not osp.exists(
-                        osp.join(self.raw_dir, name)
-                    ):
-                        found.append(path)
-        return found
-
-    def _drop_an_empty_raw_dir(self) -> None:
-        # PyG makes the raw folder before calling download(); when nothing
-        # could be put there, leave no empty folder behind
-        if osp.isdir(self.raw_dir) and not os.listdir(self.raw_dir):
-            os.rmdir(self.raw_dir)
 
     def process(self) -> None:
         node_path, edge_path = (

@@ -6,6 +6,7 @@ import csv
 import hashlib
 import io
 import lzma
+import os
 
 import numpy as np
 
@@ -62,3 +63,28 @@ def read_table(text: str) -> tuple[list[str], np.ndarray]:
         comments=None,
     )
     return header, table
+
+
+def misplaced_raw_files(
+    files: tuple[RawFile, ...], folders: tuple[str, ...], raw_dir: str
+) -> list[str]:
+    r"""The raw :obj:`files` (plain or xz) found in :obj:`folders` instead
+    of :obj:`raw_dir`."""
+    found = []
+    for file in files:
+        for folder in folders:
+            for name in (file.name, f'{file.name}.xz'):
+                path = os.path.join(folder, name)
+                if os.path.isfile(path) and not os.path.exists(
+                    os.path.join(raw_dir, name)
+                ):
+                    found.append(path)
+    return found
+
+
+def drop_if_empty(folder: str) -> None:
+    r"""Removes :obj:`folder` if it exists and is empty (PyG makes the raw
+    folder before a download; when nothing could be put there, no empty
+    folder is left behind)."""
+    if os.path.isdir(folder) and not os.listdir(folder):
+        os.rmdir(folder)
