@@ -32,14 +32,9 @@ def degenerate(run: dict[str, Any], rule: str) -> str | None:
     picked = run['test'].get(rule)
     if picked is None:
         return None
-    share = picked.get('pos')
-    if share is None:
-        constant = picked['sp'] == 0 and picked['eo'] == 0
-    else:
-        constant = share in (0.0, 1.0)
-    if constant:
-        return 'constant'
-    return 'plateau' if _plateau(run['curve']['loss']) else None
+    return _kind(
+        picked.get('pos'), picked['sp'], picked['eo'], run['curve']['loss']
+    )
 
 
 def degenerate_on_validation(curve: dict[str, list[float]]) -> str | None:
@@ -54,13 +49,19 @@ def degenerate_on_validation(curve: dict[str, list[float]]) -> str | None:
     epoch = lowest_validation_loss(curve['loss'])
     if epoch is None:
         return None
-    if 'pos' in curve:
-        constant = curve['pos'][epoch] in (0.0, 1.0)
-    else:
-        constant = curve['sp'][epoch] == 0 and curve['eo'][epoch] == 0
+    share = curve['pos'][epoch] if 'pos' in curve else None
+    return _kind(share, curve['sp'][epoch], curve['eo'][epoch], curve['loss'])
+
+
+def _kind(
+    share: float | None, sp: float, eo: float, loss: list[float]
+) -> str | None:
+    # one class for every node: a positive share of 0 or 1, or, where the
+    # share was not recorded, both gaps exactly 0
+    constant = sp == 0 and eo == 0 if share is None else share in (0.0, 1.0)
     if constant:
         return 'constant'
-    return 'plateau' if _plateau(curve['loss']) else None
+    return 'plateau' if _plateau(loss) else None
 
 
 def _plateau(loss: list[float]) -> bool:

@@ -118,22 +118,15 @@ def sweep_points(
         for label, (method, config, runs) in runs_of.items()
         if runs
     ]
-    by_label = {p.label: (p, runs_of[p.label][2]) for p in points}
     for point in points:
-        reference = _reference(point)
-        if reference is not None and reference in by_label:
+        reference = BACKBONES.get(point.method)
+        if reference in runs_of and runs_of[reference][2]:
             point.backbone = reference
-            mine, theirs = runs_of[point.label][2], by_label[reference][1]
+            mine, theirs = runs_of[point.label][2], runs_of[reference][2]
             point.versus = _versus(mine, theirs)
             point.healthy = _versus(mine, theirs, healthy_only=True)
     _mark_frontier(points)
     return points
-
-
-def _reference(point: SweepPoint) -> str | None:
-    if point.method in BACKBONES:
-        return BACKBONES[point.method]
-    return None
 
 
 def _picked(run: dict[str, Any]) -> dict[str, float] | None:
