@@ -1,7 +1,8 @@
 r"""The test command: lint, format, types, documentation (with its code
-snippets executed), the test suite with coverage, the test suite again in
-the plain install (without torch-sparse and torch-scatter) when given its
-interpreter, then a one-line summary.
+snippets executed, and its formulas and code blocks measured against their
+column in headless Chromium), the test suite with coverage, the test suite
+again in the plain install (without torch-sparse and torch-scatter) when
+given its interpreter, then a one-line summary.
 
     python scripts/check.py [--plain-python PATH] [pytest arguments]
 """
@@ -65,6 +66,12 @@ def main() -> int:
     results['docs'], _ = run(
         'docs', [*sphinx, '-b', 'html', 'docs', 'docs/_build/html']
     )
+    ok, layout_out = run(
+        'docs layout (headless Chromium)',
+        [PY, 'scripts/check_docs_layout.py', 'docs/_build/html'],
+    )
+    results['docs'] = results['docs'] and ok
+    layout = re.search(r'^docs layout: (.*)$', layout_out, re.MULTILINE)
     ok, _ = run(
         'doc snippets',
         [*sphinx, '-b', 'doctest', 'docs', 'docs/_build/doctest'],
@@ -108,6 +115,7 @@ def main() -> int:
         'docs '
         + ('built' if results['docs'] else 'FAILED')
         + (f' ({snippets.group(1)} snippets run)' if snippets else ''),
+        'layout ' + (layout.group(1) if layout else 'FAILED'),
         'ruff ' + ('clean' if results['ruff'] else 'FAILED'),
         'mypy ' + ('clean' if results['mypy'] else 'FAILED'),
         f'coverage {coverage.group(1) if coverage else "?"}% '

@@ -26,8 +26,28 @@ def execute(path: str) -> None:
         ).execute()
     for cell in book.cells:
         cell.metadata.pop('execution', None)  # timings: noise in diffs
+        if cell.cell_type == 'code':
+            cell.outputs = _joined_streams(cell.outputs)
     nbformat.write(book, path)
     print(f'executed {osp.relpath(path, ROOT)}')
+
+
+def _joined_streams(outputs: list) -> list:
+    r"""One output per run of printed text: how the kernel splits it into
+    chunks varies from run to run, which is noise in diffs."""
+    joined: list = []
+    for output in outputs:
+        previous = joined[-1] if joined else None
+        if (
+            output.output_type == 'stream'
+            and previous is not None
+            and previous.output_type == 'stream'
+            and previous.name == output.name
+        ):
+            previous.text += output.text
+        else:
+            joined.append(output)
+    return joined
 
 
 if __name__ == '__main__':

@@ -213,10 +213,14 @@ def test_a_threshold_warning_only_where_the_scales_disagree(recwarn):
     fairness_report(hard, y, sens, threshold=0.5)  # and under 0.5
     fairness_report(torch.tensor([-2.0, 3.0, 1.5, -0.1]), y, sens)  # logits
     fairness_report(torch.tensor([0.1, 0.9, 0.7, 0.2]), y, sens, threshold=0.5)
+    # logits that happen to lie in [0, 1] (an untrained model), declared so
+    small_logits = torch.tensor([0.1, 0.9, 0.7, 0.2])
+    report = fairness_report(small_logits, y, sens, threshold=0)
+    assert report.accuracy == 0.5  # every node positive: 0 is the threshold
     assert len(recwarn) == 0
     with pytest.warns(UserWarning, match='looks like probabilities') as got:
         fairness_report(torch.tensor([0.1, 0.9, 0.7, 0.2]), y, sens)
     assert got[0].filename == __file__  # points at the caller
-    with pytest.warns(UserWarning, match='like logits. Pass the default'):
+    with pytest.warns(UserWarning, match="like logits. Leave out 'threshold'"):
         logits = torch.tensor([-2.0, 3.0, 1.5, -0.1])
         fairness_report(logits, y, sens, threshold=0.5)

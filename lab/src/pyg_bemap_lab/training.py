@@ -58,12 +58,14 @@ class History:
         loss = torch.nn.functional.binary_cross_entropy_with_logits(
             out[val], data.y[val].float()
         )
-        report = fairness_report(out, data.y, data.s, mask=val)
+        report = fairness_report(out, data.y, data.s, mask=val, threshold=0)
         values = (float(loss), *_metrics(report), positive_share(report))
         for key, value in zip(CURVE_METRICS, values):
             self.val[key].append(value)
         self.test.append(
-            fairness_report(out, data.y, data.s, mask=data.test_mask)
+            fairness_report(
+                out, data.y, data.s, mask=data.test_mask, threshold=0
+            )
         )
 
     def pick(self, rule: str, budget: float | None = None) -> int | None:

@@ -134,17 +134,19 @@ def fairness_report(
     sens: Tensor,
     *,
     mask: Tensor | None = None,
-    threshold: float = 0.0,
+    threshold: float | None = None,
     num_groups: int | None = None,
 ) -> FairnessReport:
     r"""Reports how accurate and how fair a binary node classifier is, in the
     terms of the fairness-on-graphs literature (BeMap, FairGNN, NIFTY, EDITS):
 
     .. math::
-        \Delta_{SP} = \max_g P(\hat{y} = 1 \mid s = g) -
-                      \min_g P(\hat{y} = 1 \mid s = g), \qquad
-        \Delta_{EO} = \max_g P(\hat{y} = 1 \mid y = 1, s = g) -
-                      \min_g P(\hat{y} = 1 \mid y = 1, s = g),
+        \begin{aligned}
+        \Delta_{SP} &= \max_g P(\hat{y} = 1 \mid s = g) -
+                       \min_g P(\hat{y} = 1 \mid s = g),\\
+        \Delta_{EO} &= \max_g P(\hat{y} = 1 \mid y = 1, s = g) -
+                       \min_g P(\hat{y} = 1 \mid y = 1, s = g),
+        \end{aligned}
 
     which for two groups are :math:`|P(\hat{y}=1|s=1) - P(\hat{y}=1|s=0)|`
     and the same gap in true-positive rate. AUC is computed from the scores.
@@ -153,9 +155,10 @@ def fairness_report(
     cannot be computed (with a warning naming it) and is left out of the gaps;
     a gap needs two groups where its rate is defined, and is NaN (with a
     warning) otherwise, never an invented 0. A single-class :obj:`y` gives
-    NaN AUC with a warning. Scores that all lie in :math:`[0, 1]` with the
-    default :obj:`threshold=0` (probabilities, which call every node
-    positive) give a warning.
+    NaN AUC with a warning. Scores that all lie in :math:`[0, 1]` under the
+    default threshold (probabilities, which it would call positive) give a
+    warning, unless they are hard 0/1 predictions or :obj:`threshold=0` is
+    passed, which says they are logits.
 
     Args:
         pred (torch.Tensor): Scores for the positive class, :obj:`[N]` or
@@ -168,7 +171,7 @@ def fairness_report(
         mask (torch.Tensor, optional): A boolean mask or an index tensor of the
             nodes to evaluate. (default: :obj:`None`, all nodes)
         threshold (float, optional): The decision threshold of one-column
-            scores. (default: :obj:`0.0`)
+            scores. (default: :obj:`None`, the logits' threshold 0)
         num_groups (int, optional): The number of groups (so that absent
             groups are reported). (default: :obj:`None`, inferred)
 

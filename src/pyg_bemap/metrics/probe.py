@@ -56,8 +56,9 @@ class ProbeResult:
         matplotlib, in the :obj:`examples` extra) and returns the axes.
         Each probe drawn on the same axes gets the next marker, line style
         and colour (distinct in greyscale); labels go in a legend beside
-        the axes. Every point is annotated with its bin's node count, and a
-        dotted line marks the base rate (the first probe's).
+        the axes. The first probe drawn writes each bin's node count along
+        the bottom (the bins hold the same nodes for every probe of one
+        graph) and marks its base rate with a dotted line.
         """
         try:
             import matplotlib.pyplot as plt
@@ -76,18 +77,19 @@ class ProbeResult:
             color=colour,
             label=label,
         )
+        first = not ax.get_lines()[:-1]
         for centre, b in zip(centres, self.bins):
-            if b.count and not math.isnan(b.accuracy):
-                ax.annotate(
+            if first and b.count:  # the same nodes for every probe drawn
+                ax.text(
+                    centre,
+                    0.02,
                     f'n={b.count}',
-                    (centre, b.accuracy),
-                    xytext=(0, -12),
-                    textcoords='offset points',
+                    transform=ax.get_xaxis_transform(),
                     ha='center',
                     fontsize=7,
-                    color=colour,
+                    color='dimgrey',
                 )
-        if not math.isnan(self.base_rate) and not ax.get_lines()[:-1]:
+        if not math.isnan(self.base_rate) and first:
             ax.axhline(
                 self.base_rate,
                 color='grey',

@@ -12,13 +12,15 @@ from pyg_bemap.utils.checks import is_number
 
 
 def scores_and_predictions(
-    pred: Tensor, threshold: float
+    pred: Tensor, threshold: float | None
 ) -> tuple[Tensor, Tensor]:
     if not isinstance(pred, Tensor):
         raise ValueError(
             f"'pred' must be a torch.Tensor (got {type(pred).__name__})"
         )
-    if not (is_number(threshold) and math.isfinite(threshold)):
+    if threshold is not None and not (
+        is_number(threshold) and math.isfinite(threshold)
+    ):
         raise ValueError(
             f"'threshold' must be a finite number (got {threshold!r})"
         )
@@ -43,32 +45,35 @@ def scores_and_predictions(
     if not pred.is_floating_point():
         pred = pred.float()
     _warn_on_a_mismatched_threshold(pred, threshold)
-    return pred, pred > threshold
+    return pred, pred > (0.0 if threshold is None else threshold)
 
 
-def _warn_on_a_mismatched_threshold(pred: Tensor, threshold: float) -> None:
+def _warn_on_a_mismatched_threshold(
+    pred: Tensor, threshold: float | None
+) -> None:
     r"""Warns when the scores and the threshold belong to different scales:
     probabilities (scores in :math:`[0, 1]`, not all 0 or 1) under the
-    logit threshold 0, or logits (scores outside :math:`[0, 1]`) under a
-    probability threshold in :math:`(0, 1)`. Hard 0/1 predictions are
+    default logit threshold 0 (one passed explicitly says the caller knows
+    its scores are logits), or logits (scores outside :math:`[0, 1]`) under
+    a probability threshold in :math:`(0, 1)`. Hard 0/1 predictions are
     right under either: 0 is negative and 1 positive."""
     if pred.numel() == 0:
         return
     in_unit = bool(((pred >= 0) & (pred <= 1)).all())
     hard = bool(((pred == 0) | (pred == 1)).all())
-    if threshold == 0 and in_unit and not hard:
+    if threshold is None and in_unit and not hard:
         warnings.warn(
             "'pred' looks like probabilities (every score in [0, 1]), but "
             "'threshold' is 0, the default for logits, so every node with a "
             "score above 0 counts as positive. Pass 'threshold=0.5' for "
-            'probabilities',
+            "probabilities, or 'threshold=0' if these are logits",
             stacklevel=4,
         )
-    elif 0 < threshold < 1 and not in_unit:
+    elif threshold is not None and 0 < threshold < 1 and not in_unit:
         warnings.warn(
             f"'threshold' is {threshold:g}, a probability, but 'pred' holds "
-            'scores outside [0, 1], like logits. Pass the default '
-            "'threshold=0' for logits, or 'pred.sigmoid()' with this "
+            'scores outside [0, 1], like logits. Leave out '
+            "'threshold' (0) for logits, or pass 'pred.sigmoid()' with this "
             'threshold',
             stacklevel=4,
         )

@@ -26,7 +26,7 @@ from torch_geometric.typing import SparseTensor, torch_sparse
 from torch_geometric.utils import spmm
 from torch_geometric.utils.sparse import set_sparse_value
 
-from pyg_bemap.utils.layout import csr_tensor
+from pyg_bemap.utils.layout import csr_tensor, quiet_sparse
 from pyg_bemap.utils.private_api import has_propagation_hooks
 
 
@@ -194,7 +194,8 @@ class FusedGCNConv(GCNConv):
     ) -> Tensor:
         normalised = self._normalised(x, edge_index)
         if normalised is None:
-            return super().forward(x, edge_index, edge_weight)
+            with quiet_sparse():  # GCNConv may build a CSR (self-loops)
+                return super().forward(x, edge_index, edge_weight)
         adj, diagonal = normalised
         if x.size(-1) < self.out_channels:  # propagate the narrower side
             out = self.lin(csr_matmul(adj, x, diagonal))
