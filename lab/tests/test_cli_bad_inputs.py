@@ -68,3 +68,42 @@ def test_bad_tables_are_one_line_naming_the_file(tmp_path, capsys):
     nodes.write_text('id,s,y,f\n1,0,1,0.5\n2,1,0,0.1\n')
     err = _one_line_error(capsys, argv)
     assert f'{edges}: line 3: the target id 7 is not in the node' in err
+
+
+def test_a_read_only_out_is_refused_before_any_training(tmp_path, capsys):
+    import contextlib
+    import os
+    import shutil
+    import subprocess
+
+    import pytest
+    import torch
+
+    from pyg_bemap.datasets import biased_sbm
+
+    graph = tmp_path / 'graph.pt'
+    torch.save(biased_sbm(40, seed=0), graph)
+    out = tmp_path / 'read-only'
+    out.mkdir()
+    if os.geteuid() == 0:  # root writes anywhere but in an immutable folder
+        if shutil.which('chattr') is None:
+            pytest.skip('as root, this needs chattr for an immutable folder')
+        lock = ['chattr', '+i', str(out)]
+        unlock = ['chattr', '-i', str(out)]
+        if subprocess.run(lock, capture_output=True).returncode != 0:
+            pytest.skip('this file system cannot make a folder immutable')
+        undo = contextlib.ExitStack()
+        undo.callback(subprocess.run, unlock, check=True)
+    else:
+        out.chmod(0o500)
+        undo = contextlib.ExitStack()
+        undo.callback(out.chmod, 0o700)
+    with undo:
+        for argv in (
+            ['reproduce', '--quick', '--root', str(tmp_path)],
+            ['sweep', '--quick', '--graph', str(graph)],
+            ['compare', '--graph', str(graph)],
+        ):
+            err = _one_line_error(capsys, [*argv, '--out', str(out)])
+            assert f'{out}: cannot write here' in err
+            assert os.listdir(out) == []  # nothing trained, nothing written

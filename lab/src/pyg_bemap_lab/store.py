@@ -108,10 +108,7 @@ class RunStore:
             ValueError: If another process holds the store.
             OSError: If the store's folder cannot be written.
         """
-        folder = osp.dirname(self.path) or '.'
-        os.makedirs(folder, exist_ok=True)
-        if not os.access(folder, os.W_OK):
-            raise PermissionError(f'{folder}: cannot write here')
+        writable_folder(osp.dirname(self.path) or '.')
         lock = filelock.FileLock(self.path + '.lock', timeout=0)
         try:
             lock.acquire()
@@ -138,6 +135,21 @@ class RunStore:
             handle.seek(0)
             whole = handle.read().rfind(b'\n') + 1
             handle.truncate(whole)
+
+
+def writable_folder(folder: str) -> str:
+    r"""Makes :obj:`folder` if needed and checks that files can be written
+    in it, before anything is trained that would be written there.
+
+    Raises:
+        OSError: If it cannot be made or written.
+    """
+    os.makedirs(folder, exist_ok=True)
+    if not os.access(folder, os.W_OK):
+        raise PermissionError(
+            f'{folder}: cannot write here; give a folder you can write'
+        )
+    return folder
 
 
 def default_results() -> str:

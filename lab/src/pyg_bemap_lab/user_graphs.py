@@ -5,7 +5,6 @@ checked once and brought to the form the protocols train on (features
 the split masks), with a stratified split for graphs without masks."""
 
 import hashlib
-import os
 import os.path as osp
 
 import numpy as np
@@ -18,6 +17,7 @@ from torch_geometric.utils import coalesce, remove_self_loops, to_undirected
 from pyg_bemap.datasets import ALIASES, SPECS
 from pyg_bemap.utils import fairness_task
 from pyg_bemap_lab.names import DEFAULT_FRACTIONS
+from pyg_bemap_lab.store import writable_folder
 
 #: The split masks a graph may bring, used for every seed when all three
 #: are present.
@@ -238,9 +238,8 @@ def graph_for_runs(
         return name, None
     graph = user_graph(data, sens_attr, label_attr)
     name = graph_key(graph)
-    path = osp.join(folder, f'{name}.pt')
+    path = osp.join(writable_folder(folder), f'{name}.pt')
     if not osp.exists(path):
-        os.makedirs(folder, exist_ok=True)
         torch.save(graph, path)
     return name, path
 
