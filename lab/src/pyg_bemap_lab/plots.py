@@ -1,13 +1,15 @@
 r"""Trade-off plots built from stored runs: test accuracy against each
 fairness gap, one curve per swept method."""
 
-import statistics
+import math
 from typing import Any
 
 from pyg_bemap.utils.styles import LINE_STYLES
 from pyg_bemap_lab.models import BACKBONES
 from pyg_bemap_lab.planning import stored_runs
-from pyg_bemap_lab.protocols import Protocol, sweep_configs
+from pyg_bemap_lab.plot_labels import canvas, spread_labels
+from pyg_bemap_lab.protocols import Protocol
+from pyg_bemap_lab.statistics import mean_interval
 from pyg_bemap_lab.store import RunStore
 from pyg_bemap_lab.tables import (
     TEST_SPLIT_RULE,
@@ -19,6 +21,9 @@ from pyg_bemap_lab.tables import (
 )
 from pyg_bemap_lab.verdicts import significant
 
+#: How a swept knob is written beside its point.
+KNOB_SYMBOLS = {'beta': 'β', 'min_keep': 'm', 'delta': 'δ'}
+
 
 def tradeoff_points(
     protocol: Protocol,
@@ -28,8 +33,9 @@ def tradeoff_points(
     config: dict[str, Any],
     rule: str,
 ) -> dict[str, tuple[float, float]] | None:
-    r"""Mean and standard deviation over the sweep seeds of the test
-    accuracy and gaps, in %, at the epoch :obj:`rule` picked."""
+    r"""Mean and half-width of the 95 % confidence interval of the mean over
+    the sweep seeds of the test accuracy and gaps, in %, at the epoch
+    :obj:`rule` picked."""
     seeds = protocol.sweep_seeds or protocol.seeds
     picked = [
         run['test'][rule]
@@ -38,12 +44,18 @@ def tradeoff_points(
     ]
     if not picked:
         return None
-    points = {}
-    for metric in ('acc', 'sp', 'eo'):
-        values = [100 * p[metric] for p in picked]
-        spread = statistics.stdev(values) if len(values) > 1 else 0.0
-        points[metric] = (statistics.mean(values), spread)
-    return points
+    return {
+        metric: mean_interval([100 * p[metric] for p in picked])
+        for metric in ('acc', 'sp', 'eo')
+    }
+
+
+def setting_label(setting: dict[str, Any]) -> str:
+    r"""A swept setting in a few characters, e.g. :obj:`'β=0.1 m=4'`."""
+    return ' '.join(
+        f'{KNOB_SYMBOLS.get(key, key)}={value:g}'
+        for key, value in setting.items()
+    )
 
 
 def plot_tradeoff(
@@ -55,87 +67,100 @@ def plot_tradeoff(
     rule: str = 'val-loss',
 ) -> None:
     r"""Saves a PNG of test accuracy against :math:`\Delta_{SP}` (left) and
-    :math:`\Delta_{EO}` (right) on :obj:`dataset`: each swept method's
-    settings joined in sweep order, its chosen setting ringed, the
-    backbones as single points; mean ± standard deviation over the sweep
-    seeds, error bars cut at 0."""
+    :math:`\Delta_{EO}` (right) on :obj:`dataset`, means over the sweep
+    seeds: every swept setting of a method as a point labelled with its
+    setting, its chosen setting ringed, the backbones and the MLP as
+    labelled single points, and an arrow from each backbone to the chosen
+    setting built on it. Only the ringed and single points carry error bars
+    (95 % intervals of the mean, cut at 0), so that they stay legible."""
     from matplotlib.figure import Figure  # no pyplot: no global backend
 
-    fig = Figure(figsize=(8, 4.8))
+    fig = Figure(figsize=(11, 5.8))
+    canvas(fig)
     axes = fig.subplots(1, 2, sharey=True)
-    curves: dict[str, list[tuple[dict[str, Any], Any]]] = {}
-    for method, config in sweep_configs(protocol, chosen, dataset):
-        curves.setdefault(method, []).append(
-            (
-                config,
-                tradeoff_points(
-                    protocol, store, dataset, method, config, rule
-                ),
-            )
-        )
+    names = [m for m in protocol.sweep if m in protocol.methods]
     singles = [m for m in ('MLP', 'GCN') if m in protocol.methods]
-    for i, name in enumerate([*curves, *singles]):
-        marker, line, colour = LINE_STYLES[i % len(LINE_STYLES)]
-        series = curves.get(name) or [
-            (
-                chosen[dataset, name],
-                tradeoff_points(
-                    protocol, store, dataset, name, chosen[dataset, name], rule
-                ),
+    labels: dict[str, list[tuple[Any, float, float]]] = {'sp': [], 'eo': []}
+    for i, name in enumerate([*names, *singles]):
+        style = LINE_STYLES[i % len(LINE_STYLES)]
+        base = chosen[dataset, name]
+        settings = protocol.sweep.get(name) or ({},)
+        for setting in settings:
+            config = {**base, **setting}
+            point = tradeoff_points(
+                protocol, store, dataset, name, config, rule
             )
-        ]
-        series = [(c, p) for c, p in series if p is not None]
-        for ax, gap in zip(axes, ('sp', 'eo')):
-            xs = [p[gap][0] for _, p in series]
-            ys = [p['acc'][0] for _, p in series]
-            _, caps, bars = ax.errorbar(
-                xs,
-                ys,
-                xerr=[
-                    [min(p[gap][1], p[gap][0]) for _, p in series],
-                    [p[gap][1] for _, p in series],
-                ],
-                yerr=[p['acc'][1] for _, p in series],
-                marker=marker,
-                linestyle=line if name in curves else 'none',
-                color=colour,
-                capsize=3,
-                label=name,
-            )
-            for part in (*caps, *bars):  # faint spreads: the means stand out
-                part.set_alpha(0.35)
-            for config, p in series:
-                if name in curves and config == chosen[dataset, name]:
-                    ax.plot(
-                        p[gap][0],
-                        p['acc'][0],
-                        'o',
-                        ms=14,
-                        mfc='none',
-                        color='black',
+            if point is None:
+                continue
+            label = setting_label(setting) if setting else name
+            ringed = bool(setting) and config == base
+            for ax, gap in zip(axes, ('sp', 'eo')):
+                labels[gap].append(
+                    _draw_point(
+                        ax, point, gap, style, label, ringed, not setting
                     )
-    _join_to_backbones(protocol, store, chosen, dataset, rule, axes, curves)
-    for ax, title in zip(axes, ('delta_sp', 'delta_eo')):
-        ax.set_xlabel(f'test {title} (%),\nlower is fairer')
+                )
+        axes[0].plot([], [], style[0], color=style[2], label=name)
+    _join_to_backbones(protocol, store, chosen, dataset, rule, axes, names)
+    for ax, gap in zip(axes, ('sp', 'eo')):
+        ax.set_xlabel(f'test delta_{gap} (%), lower is fairer')
         ax.set_xlim(left=0)
         ax.grid(alpha=0.3)
+        spread_labels(ax, labels[gap])
     axes[0].set_ylabel('test accuracy (%)')
     handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(
-        handles,
-        labels,
-        loc='lower center',
-        ncol=len(labels),
-        title='ringed: chosen setting; arrow: from the backbone',
-    )
+    fig.legend(handles, labels, loc='lower center', ncol=len(labels))
+    seeds = len(protocol.sweep_seeds or protocol.seeds)
     fig.suptitle(
-        f'{dataset}: accuracy against fairness, epoch by {rule},\n'
-        f'mean ± std over up to {len(protocol.sweep_seeds or protocol.seeds)} '
-        'seeds',
+        f'{dataset}: test accuracy against fairness, epoch by {rule}, means '
+        f'over {seeds} seeds\nringed: the chosen setting (arrow: from its '
+        'backbone); bars: 95 % intervals of the mean',
         fontsize=11,
     )
-    fig.tight_layout(rect=(0, 0.16, 1, 1))
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
     fig.savefig(path, dpi=130)
+
+
+def _draw_point(
+    ax: Any,
+    point: dict[str, tuple[float, float]],
+    gap: str,
+    style: tuple[str, str, str],
+    label: str,
+    ringed: bool,
+    single: bool,
+) -> tuple[Any, float, float]:
+    r"""Draws one point, its bars if it is ringed or single, and returns
+    its label with the point's position."""
+    marker, _, colour = style
+    (x, x_half), (y, y_half) = point[gap], point['acc']
+    if ringed or single:
+        x_half, y_half = (
+            0.0 if math.isnan(h) else h for h in (x_half, y_half)
+        )
+        _, caps, bars = ax.errorbar(
+            x,
+            y,
+            xerr=[[min(x_half, x)], [x_half]],
+            yerr=y_half,
+            color=colour,
+            capsize=3,
+            lw=1,
+        )
+        for part in (*caps, *bars):  # faint spreads: the means stand out
+            part.set_alpha(0.4)
+    ax.plot(x, y, marker, color=colour, ms=8 if single else 6, zorder=3)
+    if ringed:
+        ax.plot(x, y, 'o', ms=15, mfc='none', color='black', zorder=3)
+    text = ax.text(
+        x,
+        y,
+        label,
+        fontsize=9 if single else 8,
+        fontweight='bold' if single else 'normal',
+        color=colour,
+    )
+    return text, x, y
 
 
 def _join_to_backbones(

@@ -1,6 +1,7 @@
 r"""Paired comparisons of two methods over the same seeds."""
 
 import math
+import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -96,3 +97,19 @@ def paired_difference(
         float(test.pvalue),
         int(diffs.size),
     )
+
+
+def mean_interval(
+    values: Sequence[float], confidence: float = 0.95
+) -> tuple[float, float]:
+    r"""The mean of :obj:`values` and the half-width of its Student-t
+    confidence interval (NaN below two values); NaN values are left out."""
+    kept = [v for v in values if not math.isnan(v)]
+    if not kept:
+        return math.nan, math.nan
+    mean = statistics.mean(kept)
+    if len(kept) < 2:
+        return mean, math.nan
+    scale = statistics.stdev(kept) / math.sqrt(len(kept))
+    quantile = stats.t.ppf(0.5 + confidence / 2, len(kept) - 1)
+    return mean, float(quantile * scale)

@@ -1,10 +1,12 @@
 r"""The sweep's picture: accuracy against each gap, on validation (where
-the frontier is drawn) and on test (with 95 % intervals), every point
-numbered, with the key of the settings below."""
+the frontier is drawn) and on test (with the 95 % intervals of the
+frontier and its backbones), every point numbered, with the key of the
+settings below."""
 
 import math
 from typing import Any
 
+from pyg_bemap_lab.plot_labels import canvas, spread_labels
 from pyg_bemap_lab.sweep_report import SweepPoint
 
 #: Colours of the kinds of points.
@@ -23,16 +25,24 @@ def plot_pareto(points: list[SweepPoint], dataset: str, path: str) -> None:
     accuracy against :math:`\Delta_{SP}` (left) and :math:`\Delta_{EO}`
     (right), in %. Filled points are on the validation frontier (accuracy
     against :math:`\Delta_{SP}`), drawn as a line in the top-left panel;
-    test points carry their 95 % intervals over the seeds."""
+    on test, those points and the backbones they are compared with carry
+    their 95 % intervals over the seeds (all of them would cover each
+    other)."""
     from matplotlib.figure import Figure  # no pyplot: no global backend
 
     fig = Figure(figsize=(13, 10.5))
+    canvas(fig)
     axes = fig.subplots(2, 2)
+    barred = {p.label for p in points if p.on_frontier}
+    barred |= {p.backbone for p in points if p.on_frontier and p.backbone}
     for row, split in enumerate(('val', 'test')):
         for col, gap in enumerate(('sp', 'eo')):
             ax = axes[row, col]
-            for number, p in enumerate(points, 1):
-                _draw(ax, p, number, split, gap)
+            drawn = [
+                _draw(ax, p, number, split, gap, p.label in barred)
+                for number, p in enumerate(points, 1)
+            ]
+            spread_labels(ax, [d for d in drawn if d is not None])
             name = 'delta_sp' if gap == 'sp' else 'delta_eo'
             ax.set_xlabel(f'{split} {name} (%, lower is fairer)')
             ax.set_ylabel(f'{split} accuracy (%)')
@@ -51,7 +61,9 @@ def plot_pareto(points: list[SweepPoint], dataset: str, path: str) -> None:
     axes[0, 0].legend(loc='lower right', fontsize=8)
     fig.suptitle(
         f'{dataset}: means over the paired seeds; filled: on the '
-        'validation frontier; bars: 95 % intervals',
+        "validation frontier; bars (test): 95 % intervals of the frontier's "
+        'points\nand of the backbones they are compared with (sweep.csv '
+        'holds every interval)',
         fontsize=11,
     )
     rows = math.ceil(len(points) / 4)
@@ -70,15 +82,22 @@ def plot_pareto(points: list[SweepPoint], dataset: str, path: str) -> None:
 
 
 def _draw(
-    ax: Any, point: SweepPoint, number: int, split: str, gap: str
-) -> None:
+    ax: Any,
+    point: SweepPoint,
+    number: int,
+    split: str,
+    gap: str,
+    barred: bool,
+) -> tuple[Any, float, float] | None:
+    r"""Draws one point (with its bars if :obj:`barred` on test) and returns
+    its number's label with the point's position."""
     values = point.val if split == 'val' else point.test
     x, y = 100 * values[gap], 100 * values['acc']
     if math.isnan(x + y):
-        return
+        return None
     colour = _colour(point)
     face = colour if point.on_frontier else 'white'
-    if split == 'test':
+    if split == 'test' and barred:
         ax.errorbar(
             x,
             y,
@@ -90,14 +109,7 @@ def _draw(
             capsize=2,
         )
     ax.scatter(x, y, s=36, facecolor=face, edgecolor=colour, zorder=3)
-    ax.annotate(
-        str(number),
-        (x, y),
-        xytext=(4, 3),
-        textcoords='offset points',
-        fontsize=8,
-        color=colour,
-    )
+    return ax.text(x, y, str(number), fontsize=8, color=colour), x, y
 
 
 def _finite(value: float) -> float:

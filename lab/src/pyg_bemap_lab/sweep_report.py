@@ -7,19 +7,20 @@ chosen on the test split."""
 
 import csv
 import math
-import statistics
 import textwrap
 from dataclasses import dataclass, field
 from typing import Any
-
-from scipy import stats
 
 from pyg_bemap_lab.degenerate import degenerate
 from pyg_bemap_lab.models import BACKBONES
 from pyg_bemap_lab.planning import stored_runs
 from pyg_bemap_lab.protocols import Protocol
 from pyg_bemap_lab.selection import DEFAULT_RULE
-from pyg_bemap_lab.statistics import PairedDifference, paired_difference
+from pyg_bemap_lab.statistics import (
+    PairedDifference,
+    mean_interval,
+    paired_difference,
+)
 from pyg_bemap_lab.store import RunStore
 from pyg_bemap_lab.tables import Chosen
 from pyg_bemap_lab.verdicts import significant
@@ -145,15 +146,10 @@ def _point(
     values = [v for v in map(_picked, runs) if v is not None]
 
     def mean(key: str) -> float:
-        kept = [v[key] for v in values if not math.isnan(v[key])]
-        return statistics.mean(kept) if kept else math.nan
+        return mean_interval([v[key] for v in values])[0]
 
     def half_width(key: str) -> float:
-        kept = [v[key] for v in values if not math.isnan(v[key])]
-        if len(kept) < 2:
-            return math.nan
-        scale = statistics.stdev(kept) / math.sqrt(len(kept))
-        return float(stats.t.ppf(0.975, len(kept) - 1) * scale)
+        return mean_interval([v[key] for v in values])[1]
 
     return SweepPoint(
         label=label,
