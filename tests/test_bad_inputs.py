@@ -115,7 +115,15 @@ CATALOGUE = {
     ),
     'edge_index out of range': (
         lambda: attach_bemap(edges() + 30, sens(), BALANCE),
-        'only 30 nodes',
+        r"'sens' \(one group per node\) gives only 30 nodes",
+    ),
+    'sens too short for the edges (blames sens, not edge_index)': (
+        lambda: balanced_edge_sample(edges(), sens()[:10], BALANCE[:10]),
+        r"but 'sens' \(one group per node\) gives only 10 nodes",
+    ),
+    'num_nodes too small for the edges': (
+        lambda: hop_group_counts(edges(), sens(), num_nodes=10),
+        r"but 'num_nodes' gives only 10 nodes",
     ),
     # rule 3 and the transform
     'delta inf': (

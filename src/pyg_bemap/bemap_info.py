@@ -133,7 +133,9 @@ class BeMapInfo:
         ):
             raise ValueError(EDITED_EDGES)
         if not checked:
-            check_edge_index(edge_index, self.num_nodes)
+            check_edge_index(
+                edge_index, self.num_nodes, 'the BeMap information'
+            )
         if edge_index.device != self.sens.device:
             raise ValueError(
                 f'The graph is on {edge_index.device} but its '

@@ -7,7 +7,7 @@ from typing import Any
 from torch import Tensor
 
 from pyg_bemap.bemap_info import BeMapInfo
-from pyg_bemap.utils.groups import check_edge_index
+from pyg_bemap.utils.groups import SENS_COUNTS_NODES, check_edge_index
 from pyg_bemap.utils.private_api import (
     DATA_GETTER,
     without_subclass_dispatch,
@@ -204,7 +204,7 @@ def attach_bemap(
             error messages. (default: :obj:`'sens'`)
     """
     info = BeMapInfo(sens, balance, num_groups, name)
-    check_edge_index(edge_index, info.num_nodes)
+    check_edge_index(edge_index, info.num_nodes, SENS_COUNTS_NODES)
     return carrier_of(edge_index, info)
 
 

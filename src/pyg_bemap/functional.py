@@ -10,6 +10,7 @@ from pyg_bemap.settings import SamplerSettings
 from pyg_bemap.utils.balance import check_balance
 from pyg_bemap.utils.checks import check_generator
 from pyg_bemap.utils.groups import (
+    SENS_COUNTS_NODES,
     check_edge_index,
     check_same_device,
     sensitive_groups,
@@ -86,9 +87,10 @@ def balanced_edge_sample(
         settings, beta=beta, min_keep=min_keep, strategy=strategy
     )
     check_generator(generator)
+    counted_by = "'num_nodes'"
     if num_nodes is None and isinstance(sens, Tensor):
-        num_nodes = sens.numel()
-    num_nodes = check_edge_index(edge_index, num_nodes)
+        num_nodes, counted_by = sens.numel(), SENS_COUNTS_NODES
+    num_nodes = check_edge_index(edge_index, num_nodes, counted_by)
     if isinstance(sens, Tensor):
         check_same_device(edge_index=edge_index, sens=sens)
     sens, num_groups = sensitive_groups(sens, num_nodes, num_groups)

@@ -15,7 +15,11 @@ from torch_geometric.nn.conv import MessagePassing
 from torch_geometric.utils import remove_self_loops, scatter
 
 from pyg_bemap.nn import BeMapConv
-from pyg_bemap.utils.groups import check_edge_index, sensitive_groups
+from pyg_bemap.utils.groups import (
+    SENS_COUNTS_NODES,
+    check_edge_index,
+    sensitive_groups,
+)
 
 
 @dataclass(frozen=True)
@@ -88,7 +92,9 @@ def propagate(
         \sum_{j \in \mathcal{N}(i) \cup \{i\}} \mathbf{h}_j.
     """
     num_nodes = check_edge_index(
-        edge_index, num_nodes if num_nodes is not None else x.size(0)
+        edge_index,
+        num_nodes if num_nodes is not None else x.size(0),
+        "'num_nodes'" if num_nodes is not None else "'x' (one row per node)",
     )
     edge_index, _ = remove_self_loops(edge_index)
     src, dst = edge_index[0].long(), edge_index[1].long()
@@ -183,7 +189,9 @@ def majority_ratio(
     the node's own group; NaN for nodes without neighbours.
     """
     num_nodes = check_edge_index(
-        edge_index, num_nodes if num_nodes is not None else sens.numel()
+        edge_index,
+        num_nodes if num_nodes is not None else sens.numel(),
+        "'num_nodes'" if num_nodes is not None else SENS_COUNTS_NODES,
     )
     sens, _ = sensitive_groups(sens, num_nodes)
     edge_index, _ = remove_self_loops(edge_index)

@@ -8,6 +8,7 @@ from pyg_bemap.utils.checks import (
     check_memory_budget,
 )
 from pyg_bemap.utils.groups import (
+    SENS_COUNTS_NODES,
     check_edge_index,
     check_same_device,
     sensitive_groups,
@@ -95,9 +96,10 @@ def hop_group_counts(
     Returns:
         A :obj:`torch.long` tensor of shape :obj:`[N, G]`.
     """
-    if num_nodes is None:
-        num_nodes = sens.numel() if isinstance(sens, Tensor) else None
-    num_nodes = check_edge_index(edge_index, num_nodes)
+    counted_by = "'num_nodes'"
+    if num_nodes is None and isinstance(sens, Tensor):
+        num_nodes, counted_by = sens.numel(), SENS_COUNTS_NODES
+    num_nodes = check_edge_index(edge_index, num_nodes, counted_by)
     sens, num_groups = sensitive_groups(sens, num_nodes, num_groups)
     check_same_device(edge_index=edge_index, sens=sens)
     num_hops = check_integer('num_hops', num_hops)

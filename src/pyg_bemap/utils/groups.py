@@ -129,10 +129,17 @@ def _listing(values: Tensor, limit: int = 6) -> str:
     return '{' + shown + (', ...}' if len(items) > limit else '}')
 
 
-def check_edge_index(edge_index: Tensor, num_nodes: int | None) -> int:
+#: Where the number of nodes comes from when the groups give it.
+SENS_COUNTS_NODES = "'sens' (one group per node)"
+
+
+def check_edge_index(
+    edge_index: Tensor, num_nodes: int | None, counted_by: str = 'the graph'
+) -> int:
     r"""Checks that :obj:`edge_index` is a valid :obj:`[2, E]` integer tensor
     and returns the number of nodes (inferred when :obj:`num_nodes` is
-    :obj:`None`).
+    :obj:`None`); :obj:`counted_by` names where :obj:`num_nodes` comes from,
+    so that an error blames the right argument.
     """
     if not isinstance(edge_index, Tensor):
         raise ValueError(
@@ -157,8 +164,8 @@ def check_edge_index(edge_index: Tensor, num_nodes: int | None) -> int:
             num_nodes = max_id + 1
         elif max_id >= num_nodes:
             raise ValueError(
-                f"'edge_index' refers to node {max_id}, but the graph has "
-                f'only {num_nodes} nodes'
+                f"'edge_index' refers to node {max_id}, but {counted_by} "
+                f'gives only {num_nodes} nodes'
             )
     return int(num_nodes or 0)
 
