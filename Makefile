@@ -19,8 +19,8 @@ $(VENV)/.core: pyproject.toml lab/pyproject.toml
 	touch $@
 
 # The test set-up adds the optional accelerators, built against the torch
-# above (PyPI only has source releases: about 20 minutes on a fresh 2-core
-# machine, then pip's wheel cache makes it instant), and the test tools.
+# above (PyPI only has source releases: 9 minutes measured on 2 quiet
+# cores, then pip's wheel cache makes it instant), and the test tools.
 $(VENV)/.test: $(VENV)/.core
 	$(PIP) install --quiet --no-build-isolation \
 		"torch-scatter>=2.1.2" "torch-sparse>=0.6.18"
