@@ -70,3 +70,48 @@ def test_the_readme_quotes_the_stored_report():
     for dataset, *values in rows:
         stored_row = report[dataset, 'BeMap(sym) - GCN']
         assert values == [stored_row[h] for h in header[1:]]
+
+
+def _difference(row: dict[str, str], metric: str) -> str:
+    mean, low, high = (
+        float(row[f'{metric}_vs_backbone{end}'])
+        for end in ('', '_low', '_high')
+    )
+    marked = row.get(f'{metric}_marked') == 'True'
+    return f'{mean:+.2f} [{low:+.2f}, {high:+.2f}]' + ('*' if marked else '')
+
+
+def _setting(label: str, settings: dict) -> str:
+    # the page writes BeMap(sym)'s knobs without their 'sym ' prefix
+    return label if label in settings else f'sym {label}'
+
+
+def test_the_results_page_quotes_the_stored_sweeps():
+    import csv
+
+    header, *rows = next(
+        t
+        for t in tables(read('docs', 'results.md'))
+        if t[0][:3]
+        == ['dataset', 'on the validation frontier (BeMap)', 'chosen']
+    )
+    swept = {name: key for key, name in NAMES.items()}
+    for dataset, frontier, chosen, acc, delta_sp, delta_eo in rows:
+        path = osp.join(LAB, 'results', 'sweep', swept[dataset], 'sweep.csv')
+        if not chosen:  # still running
+            assert not osp.exists(path)
+            continue
+        with open(path) as handle:
+            settings = {r['setting']: r for r in csv.DictReader(handle)}
+        row = settings[_setting(chosen, settings)]
+        assert acc.rstrip('*') == _difference(row, 'acc')
+        assert [delta_sp, delta_eo] == [
+            _difference(row, 'delta_sp'),
+            _difference(row, 'delta_eo'),
+        ]
+        on_frontier = {
+            s for s, r in settings.items()
+            if r['on_frontier'] == 'True' and r['method'].startswith('BeMap')
+        }  # fmt: skip
+        quoted = {_setting(s, settings) for s in frontier.split(', ')}
+        assert quoted == on_frontier
