@@ -53,8 +53,8 @@ class History:
         return len(self.test)
 
     def record(self, out: Tensor, data: Data) -> None:
-        r"""Records the epoch whose logits are :obj:`out`."""
-        val = data.val_mask
+        r"""Records the epoch whose logits are :obj:`out` (threshold 0)."""
+        val, test = data.val_mask, data.test_mask
         loss = torch.nn.functional.binary_cross_entropy_with_logits(
             out[val], data.y[val].float()
         )
@@ -62,11 +62,8 @@ class History:
         values = (float(loss), *_metrics(report), positive_share(report))
         for key, value in zip(CURVE_METRICS, values):
             self.val[key].append(value)
-        self.test.append(
-            fairness_report(
-                out, data.y, data.s, mask=data.test_mask, threshold=0
-            )
-        )
+        report = fairness_report(out, data.y, data.s, mask=test, threshold=0)
+        self.test.append(report)
 
     def pick(self, rule: str, budget: float | None = None) -> int | None:
         r"""The epoch (0-based) that :obj:`rule` picks (see
