@@ -1,5 +1,5 @@
 r"""Trade-off plots built from stored runs: test accuracy against each
-fairness gap, one curve per swept method."""
+fairness gap, a labelled point per swept setting, and the paired plots."""
 
 import math
 from typing import Any
@@ -80,7 +80,7 @@ def plot_tradeoff(
     axes = fig.subplots(1, 2, sharey=True)
     names = [m for m in protocol.sweep if m in protocol.methods]
     singles = [m for m in ('MLP', 'GCN') if m in protocol.methods]
-    labels: dict[str, list[tuple[Any, float, float]]] = {'sp': [], 'eo': []}
+    texts: dict[str, list[tuple[Any, float, float]]] = {'sp': [], 'eo': []}
     for i, name in enumerate([*names, *singles]):
         style = LINE_STYLES[i % len(LINE_STYLES)]
         base = chosen[dataset, name]
@@ -95,7 +95,7 @@ def plot_tradeoff(
             label = setting_label(setting) if setting else name
             ringed = bool(setting) and config == base
             for ax, gap in zip(axes, ('sp', 'eo')):
-                labels[gap].append(
+                texts[gap].append(
                     _draw_point(
                         ax, point, gap, style, label, ringed, not setting
                     )
@@ -106,7 +106,7 @@ def plot_tradeoff(
         ax.set_xlabel(f'test delta_{gap} (%), lower is fairer')
         ax.set_xlim(left=0)
         ax.grid(alpha=0.3)
-        spread_labels(ax, labels[gap])
+        spread_labels(ax, texts[gap])
     axes[0].set_ylabel('test accuracy (%)')
     handles, labels = axes[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc='lower center', ncol=len(labels))
