@@ -104,8 +104,8 @@ def add_jobs(parser: argparse.ArgumentParser) -> None:
         '--jobs',
         type=positive_int,
         default=os.cpu_count() or 1,
-        help='runs trained in parallel, one process each (default: the '
-        'number of cores)',
+        help='runs trained in parallel, one process with one torch thread '
+        'each (default: the number of cores)',
     )
 
 

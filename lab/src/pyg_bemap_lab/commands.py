@@ -33,6 +33,7 @@ from pyg_bemap_lab.selection import RULES
 from pyg_bemap_lab.store import RunStore
 from pyg_bemap_lab.sweeping import sweep
 from pyg_bemap_lab.tables import protocol_report
+from pyg_bemap_lab.threads import run_threads
 from pyg_bemap_lab.training import train
 from pyg_bemap_lab.tuning import plot_curves, tuning_report
 
@@ -154,7 +155,7 @@ def run_train(args: argparse.Namespace) -> None:
     )
     for method in (BACKBONES[args.method], args.method):
         bar = progress(hyper.epochs, method)
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), run_threads():
             warnings.simplefilter('ignore', UserWarning)
             run = train(data, method, args.seed, hyper, on_epoch=bar.update)
         bar.close()

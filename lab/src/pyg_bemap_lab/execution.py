@@ -22,6 +22,7 @@ from pyg_bemap_lab.models import PAPER_BUDGETS
 from pyg_bemap_lab.planning import missing_jobs, plan_dataset
 from pyg_bemap_lab.protocols import Job, Protocol, record_of
 from pyg_bemap_lab.store import RunStore
+from pyg_bemap_lab.threads import RUN_THREADS, run_threads
 from pyg_bemap_lab.training import train_run
 from pyg_bemap_lab.user_graphs import stratified_masks
 
@@ -73,13 +74,13 @@ def _execute(
     protocol: Protocol, root: str, todo: list[Job], jobs: int
 ) -> Iterator[tuple[Job, dict[str, Any]]]:
     if jobs <= 1:
-        for job in todo:
-            yield job, _run_job(protocol, root, job)
+        with run_threads():
+            for job in todo:
+                yield job, _run_job(protocol, root, job)
         return
     context = multiprocessing.get_context('spawn')
-    threads = max(1, torch.get_num_threads() // jobs)
     with _uninterrupted():  # the workers start with Ctrl-C ignored
-        pool = context.Pool(jobs, _start_worker, (threads,))
+        pool = context.Pool(jobs, _start_worker)
     try:
         tasks = [(protocol, root, job) for job in todo]
         yield from pool.imap_unordered(_job_and_result, tasks)
@@ -105,11 +106,11 @@ def _uninterrupted() -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
 
 
-def _start_worker(threads: int) -> None:
+def _start_worker() -> None:
     # Ctrl-C reaches every process of the terminal's group; the workers
     # leave it to the main process, which ends them
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    torch.set_num_threads(threads)
+    torch.set_num_threads(RUN_THREADS)
 
 
 def _job_and_result(

@@ -15,7 +15,7 @@ def canvas(fig: Any) -> None:
 
 def spread_labels(ax: Any, labels: list[tuple[Any, float, float]]) -> None:
     r"""Moves the texts of :obj:`labels`, triples of a text (from
-    :meth:`Axes.text`, placed on its point) and its point's position, off
+    :obj:`Axes.text`, placed on its point) and its point's position, off
     each other and off the points."""
     if not labels:
         return
