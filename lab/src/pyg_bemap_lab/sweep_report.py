@@ -145,12 +145,10 @@ def _point(
 ) -> SweepPoint:
     values = [v for v in map(_picked, runs) if v is not None]
 
-    def mean(key: str) -> float:
-        return mean_interval([v[key] for v in values])[0]
+    def interval(key: str) -> tuple[float, float]:
+        return mean_interval([v[key] for v in values])
 
-    def half_width(key: str) -> float:
-        return mean_interval([v[key] for v in values])[1]
-
+    test = {m: interval(f'test_{m}') for m in METRICS}
     return SweepPoint(
         label=label,
         method=method,
@@ -158,9 +156,9 @@ def _point(
         backbone=None,
         seeds=len(values),
         degenerate=sum(bool(degenerate(r, DEFAULT_RULE)) for r in runs),
-        val={m: mean(f'val_{m}') for m in METRICS},
-        test={m: mean(f'test_{m}') for m in METRICS},
-        ci={m: half_width(f'test_{m}') for m in METRICS},
+        val={m: interval(f'val_{m}')[0] for m in METRICS},
+        test={m: mean for m, (mean, _) in test.items()},
+        ci={m: half for m, (_, half) in test.items()},
     )
 
 
