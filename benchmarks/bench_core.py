@@ -19,7 +19,12 @@ from pyg_bemap.datasets import biased_sbm
 from pyg_bemap.utils.sampling import draw_edge_mask
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..'))
-from timing import median_time, resampler  # noqa: E402
+from timing import (  # noqa: E402
+    add_device_argument,
+    chosen_device,
+    median_time,
+    resampler,
+)
 
 from tests.reference import reference_sample  # noqa: E402
 
@@ -36,14 +41,17 @@ def main():
     parser.add_argument('--features', type=int, default=64)
     parser.add_argument('--repeat', type=int, default=10)
     parser.add_argument('--skip-reference', action='store_true')
+    add_device_argument(parser)
     args = parser.parse_args()
+    device = chosen_device(args.device)
 
     data = biased_sbm(args.nodes, args.degree, num_features=args.features)
+    data = data.to(device)
     num_edges = data.edge_index.size(1)
     print(
         f'graph: {args.nodes:,} nodes, {num_edges // 2:,} undirected edges '
         f'({num_edges:,} directed), torch {torch.__version__}, '
-        f'{torch.get_num_threads()} threads'
+        f'{torch.get_num_threads()} threads, {device}'
     )
 
     transform = BalanceAwareSampling(sens_attr='s')
@@ -55,7 +63,7 @@ def main():
     t_resample = median_time(resample, args.repeat * 3)
     kept = int(draw_edge_mask(plan).sum())
 
-    model = GCN(args.features, 128, num_layers=2, out_channels=2)
+    model = GCN(args.features, 128, num_layers=2, out_channels=2).to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
 
     def train_step():
@@ -85,7 +93,8 @@ def main():
     if not args.skip_reference:
         sens = prepared.s.tolist()
         weight = prepared.bemap_balance.tolist()
-        t_ref = median_time(lambda: reference_sample(plain, sens, weight), 1)
+        edges = plain.cpu()
+        t_ref = median_time(lambda: reference_sample(edges, sens, weight), 1)
         print(f'per-node Python reference sampler: {t_ref * 1e3:9.1f} ms')
         print(
             f'speed-up over the reference: {t_ref / t_resample:9.0f}x  '

@@ -15,11 +15,10 @@ Without --root, the graphs come from ../shared/datasets.
 """
 
 import argparse
-import time
 
 import torch
 import torch.nn.functional as F
-from timing import shared_root
+from timing import add_device_argument, chosen_device, shared_root, wall_clock
 from torch_geometric.nn.models import GCN
 
 from pyg_bemap import BalanceAwareSampling, to_bemap
@@ -37,7 +36,7 @@ class Run:
 
     def epoch(self):
         data, model = self.data, self.model
-        start = time.perf_counter()
+        start = wall_clock()
         model.train()
         self.optimizer.zero_grad()
         out = model(data.x, self.edge_index).view(-1)
@@ -46,12 +45,12 @@ class Run:
         )
         loss.backward()
         self.optimizer.step()
-        middle = time.perf_counter()
+        middle = wall_clock()
         model.eval()
         with torch.no_grad():
             model(data.x, self.edge_index)
         self.train_time += middle - start
-        self.eval_time += time.perf_counter() - middle
+        self.eval_time += wall_clock() - middle
 
 
 def load(name, root):
@@ -60,11 +59,13 @@ def load(name, root):
     return FairGraphDataset(root, name)[0]
 
 
-def measure(name, root, epochs):
-    data = BalanceAwareSampling(sens_attr='s')(load(name, root))
+def measure(name, root, epochs, device):
+    data = load(name, root).to(device)
+    data = BalanceAwareSampling(sens_attr='s')(data)
     plain = data.edge_index.as_tensor()
     torch.manual_seed(0)
     vanilla = GCN(data.num_features, 128, num_layers=2, out_channels=1)
+    vanilla = vanilla.to(device)
     runs = [
         Run(vanilla, data, plain),
         Run(to_bemap(vanilla), data, data.edge_index),
@@ -83,7 +84,9 @@ def main():
     parser.add_argument('--epochs', type=int, default=400)
     parser.add_argument('--root', default=None)
     parser.add_argument('--datasets', nargs='+', default=['nba', 'recidivism'])
+    add_device_argument(parser)
     args = parser.parse_args()
+    device = chosen_device(args.device)
     torch.set_num_threads(1)
     root = args.root or shared_root(
         [name for name in args.datasets if name != 'nba']
@@ -97,7 +100,7 @@ def main():
         f'{"total s":>9}{"ratio":>8}'
     )
     for name in args.datasets:
-        data, runs = measure(name, root, args.epochs)
+        data, runs = measure(name, root, args.epochs, device)
         totals = [run.train_time + run.eval_time for run in runs]
         for label, run, total in zip(('vanilla', 'BeMap'), runs, totals):
             ratio = f'{total / totals[0]:.2f}x' if label == 'BeMap' else ''

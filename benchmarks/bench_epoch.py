@@ -10,7 +10,11 @@ each per round) so that the machine's drift affects them alike.
 import argparse
 
 import torch
-from timing import interleaved_median_times
+from timing import (
+    add_device_argument,
+    chosen_device,
+    interleaved_median_times,
+)
 from torch_geometric.nn.models import GCN
 from torch_geometric.typing import WITH_TORCH_SPARSE, SparseTensor
 
@@ -50,8 +54,8 @@ def trainer(model, data, graph):
     return step
 
 
-def measure(name, data, repeat):
-    data = BalanceAwareSampling()(data)
+def measure(name, data, repeat, device):
+    data = BalanceAwareSampling()(data.to(device))
     n = data.num_nodes
     plain = data.edge_index.as_tensor()
     cases = [('vanilla, edge_index', None, plain, False)]
@@ -71,7 +75,7 @@ def measure(name, data, repeat):
     steps = []
     for _, layout, graph, fused in cases:
         torch.manual_seed(0)
-        model = two_layer_gcn(data.num_features, layout, fused)
+        model = two_layer_gcn(data.num_features, layout, fused).to(device)
         steps.append(trainer(model, data, graph))
     times = interleaved_median_times(steps, repeat)
     for (label, *_), t in zip(cases, times):
@@ -86,17 +90,20 @@ def main():
     parser.add_argument('--threads', type=int, default=1)
     parser.add_argument('--nodes', type=int, default=67797)
     parser.add_argument('--repeat', type=int, default=30)
+    add_device_argument(parser)
     args = parser.parse_args()
+    device = chosen_device(args.device)
     torch.set_num_threads(args.threads)
     print(
         f'torch {torch.__version__}, {args.threads} thread(s), '
         f'torch-sparse {"installed" if WITH_TORCH_SPARSE else "missing"}'
     )
-    measure('NBA', load_nba(), args.repeat)
+    measure('NBA', load_nba(), args.repeat, device)
     measure(
         'synthetic (Pokec-z size)',
         biased_sbm(args.nodes, 18.2, num_features=64),
         max(3, args.repeat // 3),
+        device,
     )
 
 

@@ -27,7 +27,11 @@ from pyg_bemap import BalanceAwareSampling, BeMapConv
 from pyg_bemap.datasets import biased_sbm
 
 sys.path.insert(0, os.path.dirname(__file__))
-from timing import interleaved_median_times  # noqa: E402
+from timing import (  # noqa: E402
+    add_device_argument,
+    chosen_device,
+    interleaved_median_times,
+)
 
 
 class Identity(MessagePassing):
@@ -46,11 +50,13 @@ def main():
     parser.add_argument('--nodes', type=int, default=67797)
     parser.add_argument('--degree', type=float, default=18.2)
     parser.add_argument('--repeat', type=int, default=50)
+    add_device_argument(parser)
     args = parser.parse_args()
+    device = chosen_device(args.device)
 
     torch.manual_seed(0)
     data = biased_sbm(args.nodes, avg_degree=args.degree, num_features=8)
-    data = BalanceAwareSampling()(data)
+    data = BalanceAwareSampling()(data.to(device))
     layer = BeMapConv(Identity(), layout='edge_index')
     layer(data.x, data.edge_index)  # builds the graph's sampler
     sampler = data.edge_index.bemap.graph_sampler

@@ -16,21 +16,22 @@ same work without BeMap): at most 1.02x.
 
 import argparse
 import multiprocessing as mp
-import time
 
 import numpy as np
 import torch
+from timing import add_device_argument, chosen_device, wall_clock
 
 
-def unrelated_model():
+def unrelated_model(device):
     torch.manual_seed(0)
     layers = []
     for _ in range(50):
         layers += [torch.nn.Linear(64, 64), torch.nn.ReLU()]
-    return torch.nn.Sequential(*layers), torch.randn(32, 64)
+    model = torch.nn.Sequential(*layers).to(device)
+    return model, torch.randn(32, 64, device=device)
 
 
-def train_models(bemap):
+def train_models(bemap, device):
     r"""Builds and trains GCN models on a small graph, vanilla or BeMap
     (the ways a user adopts it), and returns them."""
     from torch.utils.checkpoint import checkpoint
@@ -40,7 +41,7 @@ def train_models(bemap):
     from pyg_bemap import BalanceAwareSampling, BeMapConv, BeMapGCN, to_bemap
     from pyg_bemap.datasets import biased_sbm
 
-    data = BalanceAwareSampling()(biased_sbm(300, seed=0))
+    data = BalanceAwareSampling()(biased_sbm(300, seed=0).to(device))
     convert = to_bemap if bemap else (lambda model: model)
     layer = GCNConv(data.num_features, 4)
     models = [
@@ -50,6 +51,7 @@ def train_models(bemap):
         ),
         BeMapConv(layer) if bemap else layer,
     ]
+    models = [model.to(device) for model in models]
     for model in models:
         for _ in range(3):
             model(data.x, data.edge_index).sum().backward()
@@ -58,19 +60,19 @@ def train_models(bemap):
     return models
 
 
-def worker(kind, connection, calls):
+def worker(kind, connection, calls, device):
     torch.set_num_threads(1)
-    kept = train_models(kind == 'bemap') if kind != 'torch' else None
-    model, x = unrelated_model()
+    kept = train_models(kind == 'bemap', device) if kind != 'torch' else None
+    model, x = unrelated_model(device)
     with torch.no_grad():
         for _ in range(calls):  # warm-up
             model(x)
         while connection.recv():
             times = []
             for _ in range(calls):
-                start = time.perf_counter()
+                start = wall_clock()
                 model(x)
-                times.append(time.perf_counter() - start)
+                times.append(wall_clock() - start)
             connection.send(float(np.median(times)))
     del kept
 
@@ -87,7 +89,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument('--rounds', type=int, default=300)
     parser.add_argument('--calls', type=int, default=25)
+    add_device_argument(parser)
     args = parser.parse_args()
+    device = chosen_device(args.device)
 
     context = mp.get_context('spawn')  # fresh interpreters
     kinds = ('torch', 'vanilla', 'bemap')
@@ -95,7 +99,7 @@ def main():
     for kind in kinds:
         parent, child = context.Pipe()
         process = context.Process(
-            target=worker, args=(kind, child, args.calls)
+            target=worker, args=(kind, child, args.calls, str(device))
         )
         process.start()
         pipes.append(parent)

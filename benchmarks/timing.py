@@ -1,17 +1,48 @@
 r"""Shared helpers of the benchmarks."""
 
+import argparse
 import os
 import os.path as osp
+import sys
 import tempfile
 import time
 from collections.abc import Callable
 
 import numpy as np
+import torch
 from torch import Tensor
 from torch_geometric.data import Data
 
 from pyg_bemap.settings import SamplerSettings
+from pyg_bemap.utils.layout import masked_columns
 from pyg_bemap.utils.sampling import SamplingPlan, draw_edge_mask
+
+
+def add_device_argument(parser: argparse.ArgumentParser) -> None:
+    r"""Adds :obj:`--device` (default: :obj:`cpu`)."""
+    parser.add_argument(
+        '--device',
+        default='cpu',
+        help='where to run, e.g. cuda or cuda:1 (skipped when absent)',
+    )
+
+
+def chosen_device(name: str) -> torch.device:
+    r"""The device :obj:`name`; when it is a GPU this machine lacks, says
+    so in one line and exits with 0, so that a GPU run of the benchmarks
+    needs no change of code and a CPU machine skips it."""
+    device = torch.device(name)
+    if device.type == 'cuda' and not torch.cuda.is_available():
+        print(f'skipped: no CUDA device here ({name})')
+        sys.exit(0)
+    return device
+
+
+def wall_clock() -> float:
+    r"""The wall clock after the GPU's queued work is done, if any."""
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        torch.cuda.synchronize()
+    return time.perf_counter()
 
 
 def median_time(fn: Callable[[], object], repeat: int) -> float:
@@ -19,9 +50,9 @@ def median_time(fn: Callable[[], object], repeat: int) -> float:
     seconds."""
     times = []
     for _ in range(repeat):
-        start = time.perf_counter()
+        start = wall_clock()
         fn()
-        times.append(time.perf_counter() - start)
+        times.append(wall_clock() - start)
     return float(np.median(times))
 
 
@@ -34,9 +65,9 @@ def interleaved_median_times(
     times: list[list[float]] = [[] for _ in fns]
     for _ in range(repeat):
         for fn, fn_times in zip(fns, times):
-            start = time.perf_counter()
+            start = wall_clock()
             fn()
-            fn_times.append(time.perf_counter() - start)
+            fn_times.append(wall_clock() - start)
     return [float(np.median(fn_times)) for fn_times in times]
 
 
@@ -46,7 +77,7 @@ def resampler(prepared: Data) -> tuple[SamplingPlan, Callable[[], Tensor]]:
     plain = prepared.edge_index.as_tensor()
     cache = prepared.edge_index.bemap.sampler(prepared.edge_index, plain)
     plan = cache.plan(SamplerSettings())
-    return plan, lambda: plain[:, draw_edge_mask(plan)]
+    return plan, lambda: masked_columns(plain, draw_edge_mask(plan))
 
 
 SHARED = osp.join(osp.dirname(__file__), '..', '..', 'shared', 'datasets')

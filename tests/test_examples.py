@@ -1,6 +1,7 @@
 import os
 
 import pytest
+import torch
 from torch_geometric.typing import WITH_PYG_LIB, WITH_TORCH_SPARSE
 
 from tests.conftest import run_python
@@ -53,10 +54,35 @@ def test_core_benchmark_runs(args):
     not os.path.exists('/proc/self/clear_refs'), reason='Linux only'
 )
 def test_scaling_benchmark_runs():
-    out = run('benchmarks/bench_scaling.py', '--sizes', '0.02', '0.04')
-    lines = out.splitlines()
-    assert sum('edges:' in line for line in lines) == 2
-    assert 'extra/edge_index' in out and 'allowed' in out
+    loader = ['--loader'] if WITH_PYG_LIB or WITH_TORCH_SPARSE else []
+    out = run(
+        'benchmarks/bench_scaling.py', '--sizes', '0.02', '0.04', *loader
+    )
+    assert out.count('directed edges') == 2 and 'within its bound' in out
+    assert out.count('BeMap-GCN step, full') == 2
+    assert out.count('NeighborLoader epoch') == (2 if loader else 0)
+    assert max(map(len, out.splitlines())) <= 80
+
+
+def test_resample_and_step_benchmarks_run():
+    out = run(
+        'benchmarks/bench_resample.py', '--sizes', '0.02', '--repeat', '2'
+    )
+    assert 'SBM 0.02M' in out and 'NBA:' in out and 'floor' in out
+    out = run('benchmarks/bench_step.py', '--sizes', '0.02', '--repeat', '2')
+    assert 'SBM 0.02M' in out and 'worst ratio' in out
+    for line in out.splitlines():
+        assert len(line) <= 80
+
+
+@pytest.mark.parametrize(
+    'script', ['bench_resample.py', 'bench_step.py', 'bench_scaling.py']
+)
+def test_benchmarks_skip_a_gpu_this_machine_lacks(script):
+    if torch.cuda.is_available():
+        pytest.skip('this machine has CUDA: the benchmark would run there')
+    out = run(os.path.join('benchmarks', script), '--device', 'cuda')
+    assert out.strip() == 'skipped: no CUDA device here (cuda)'
 
 
 def test_epoch_benchmark_runs(tmp_path):

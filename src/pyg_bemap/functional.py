@@ -15,6 +15,7 @@ from pyg_bemap.utils.groups import (
     check_same_device,
     sensitive_groups,
 )
+from pyg_bemap.utils.layout import masked_columns
 from pyg_bemap.utils.sampling import draw_seed
 
 
@@ -104,7 +105,7 @@ def balanced_edge_sample(
         plain = edge_index.as_subclass(Tensor)
         sampler = GraphSampler(plain, plain, sens, balance, num_groups)
     mask = sampler.draw(settings, draw_seed(generator)).mask
-    return edge_index[:, mask], mask
+    return masked_columns(edge_index, mask), mask
 
 
 def _carried_sampler(

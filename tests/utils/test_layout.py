@@ -2,7 +2,11 @@ import pytest
 import torch
 
 import pyg_bemap.utils.layout as layout
-from pyg_bemap.utils.layout import MaskedAdjacency, transposed_adjacency
+from pyg_bemap.utils.layout import (
+    MaskedAdjacency,
+    masked_columns,
+    transposed_adjacency,
+)
 from tests.conftest import run_python
 
 
@@ -101,3 +105,28 @@ def test_a_users_own_csr_tensor_still_gets_torchs_notice():
     run = run_python('-c', code)
     assert run.returncode == 0, run.stderr
     assert 'beta state' in run.stderr
+
+
+@pytest.mark.parametrize('dtype', [torch.long, torch.int32])
+def test_masked_columns_equals_boolean_indexing(dtype):
+    gen = torch.Generator().manual_seed(0)
+    index = torch.randint(50, (2, 300), generator=gen, dtype=dtype)
+    mask = torch.rand(300, generator=gen) < 0.4
+    for edges in (index, index.t().contiguous().t()):  # and a strided view
+        out = masked_columns(edges, mask)
+        assert out.dtype == dtype and torch.equal(out, edges[:, mask])
+    assert masked_columns(index, torch.zeros(300, dtype=torch.bool)).shape == (
+        2,
+        0,
+    )
+
+
+def test_masked_columns_keeps_a_subclass_and_its_metadata():
+    from torch_geometric import EdgeIndex
+
+    index = EdgeIndex(
+        torch.tensor([[0, 1, 1, 2], [1, 0, 2, 1]]), sort_order='row'
+    )
+    out = masked_columns(index, torch.tensor([True, False, True, True]))
+    assert isinstance(out, EdgeIndex) and out.sort_order == 'row'
+    assert out.as_subclass(torch.Tensor).tolist() == [[0, 1, 2], [1, 2, 1]]

@@ -15,6 +15,7 @@ from pyg_bemap.utils.sampling import (
     fair_quotas,
     group_edges,
     neighbour_weights,
+    sampling_plan,
 )
 from tests.conftest import random_graph
 from tests.reference import (
@@ -375,3 +376,32 @@ def test_empty_graphs():
         torch.ones(2),
     )
     assert mask.numel() == 0
+
+
+@pytest.mark.parametrize('layout', list(LAYOUTS))
+def test_tied_keys_fall_to_the_input_order(monkeypatch, layout):
+    monkeypatch.setattr(sampling_module, '_MIN_BLOCK_ROWS', LAYOUTS[layout])
+    data = random_graph(80, 2000, 2, seed=3)
+    grouping = group_edges(data.edge_index, data.s, 2)
+    plan = sampling_plan(
+        data.edge_index, grouping, data.s, torch.ones(80), 0.25, 4, 'uniform'
+    )
+    assert (len(plan.blocks) > 0) == (layout == 'blocks')
+    # keys from 4 values: most segments hold ties
+    gen = torch.Generator().manual_seed(0)
+    key = torch.randint(4, (plan.edge_id.numel(),), generator=gen).float()
+    order = sampling_module._order_in_segments(plan, key)
+    kept = plan.edge_id[order[plan.keep] & sampling_module._SLOT_MASK]
+    # reference: in every segment, the quota smallest (key, input edge)
+    src, dst = data.edge_index[:, plan.edge_id]
+    segment = dst * 2 + data.s[src]
+    quota = Counter(segment[plan.keep].tolist())
+    ranked = np.lexsort((plan.edge_id, key, segment))
+    place = Counter()
+    expected = []
+    for i in ranked.tolist():
+        g = int(segment[i])
+        if place[g] < quota[g]:
+            expected.append(int(plan.edge_id[i]))
+        place[g] += 1
+    assert sorted(kept.tolist()) == sorted(expected)

@@ -25,6 +25,7 @@ from torch_geometric.utils import (
 
 from pyg_bemap.nn.fused import FusedGATConv, FusedGCNConv
 from pyg_bemap.nn.row_norm_conv import RowNormConv
+from pyg_bemap.utils.layout import masked_columns
 from pyg_bemap.utils.private_api import has_propagation_hooks
 
 #: Feature dtypes of the sparse layouts (torch.sparse has no CPU product
@@ -83,4 +84,4 @@ def edge_pairs(adj: Any) -> tuple[Tensor, Any]:
             f"'edge_index' must be a tensor, a SparseTensor or a "
             f'torch.sparse adjacency (got {type(adj).__name__})'
         )
-    return adj, lambda mask: adj[:, mask]
+    return adj, lambda mask: masked_columns(adj, mask)

@@ -5,6 +5,7 @@ import warnings
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
 import torch
 from torch import Tensor
 from torch_geometric.typing import (
@@ -103,6 +104,18 @@ def transposed_adjacency(
     crow = _pointers(target, num_nodes)
     value = torch.ones(source.numel(), dtype=dtype, device=source.device)
     return csr_tensor(crow, source, value, size)
+
+
+def masked_columns(index: Tensor, mask: Tensor) -> Tensor:
+    r""":obj:`index[:, mask]`: the edges of an edge list where :obj:`mask`
+    is :obj:`True`, in their order. A plain CPU tensor goes through NumPy,
+    whose boolean compaction is about twice as fast as torch's; any other
+    tensor (a subclass such as PyG's :class:`EdgeIndex`, which keeps its
+    metadata, or one on another device) is indexed by torch."""
+    if type(index) is Tensor and index.device.type == 'cpu':
+        kept = np.flatnonzero(mask.numpy())
+        return torch.from_numpy(index.numpy().take(kept, axis=1))
+    return index[:, mask]
 
 
 class MaskedAdjacency:

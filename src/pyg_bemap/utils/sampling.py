@@ -12,10 +12,11 @@ The work splits in three stages, so that a resample only does the random part:
    left to one segmented sort (the "tail"), which costs less than a sort
    call per small block.
 3. :func:`draw_edge_mask` (every training pass): one random key per sampled
-   edge, a row-wise sort of every block, one segmented sort of the tail, and
-   a mask. :func:`draw_seeded_edge_mask` draws the keys from a generator
-   seeded with one integer, so that a sample can be drawn again from its
-   seed alone.
+   edge, a row-wise sort of every block (of words that pack a key above its
+   slot, so no index array is sorted along), one segmented sort of the
+   tail, and a mask. :func:`draw_seeded_edge_mask` draws the keys from a
+   generator seeded with one integer, so that a sample can be drawn again
+   from its seed alone.
 """
 
 from typing import NamedTuple
@@ -32,6 +33,8 @@ DEGREE_EXPONENT = 0.75
 SEED_RANGE = 2**62
 # Blocks with fewer rows go to the tail.
 _MIN_BLOCK_ROWS = 16
+# A sort word holds a key's bits above a slot of 32 bits.
+_SLOT_MASK = 2**32 - 1
 
 
 class EdgeGrouping(NamedTuple):
@@ -173,6 +176,12 @@ def sampling_plan(
 
     partial = (seg_quota > 0) & (seg_quota < seg_size)
     segment, edge_id = grouping.segment[partial], grouping.perm[partial]
+    if edge_id.numel() > _SLOT_MASK:
+        raise ValueError(
+            f'{edge_id.numel():,} edges lie in neighbourhoods that must be '
+            f'sampled; a sampler handles at most {_SLOT_MASK:,}: split the '
+            f'graph, e.g. with a NeighborLoader'
+        )
     size, quota_of = seg_size[partial], seg_quota[partial]
     # Lay segments out by size: segments of one size form a dense block.
     order = torch.sort(
@@ -244,30 +253,42 @@ def draw_edge_mask(
     )
     if plan.key_scale is not None:
         key = key.log_().mul_(plan.key_scale).neg_()
-    if not plan.blocks:  # small graphs: every segment in the tail
-        slot = _segmented_argsort(key, plan.tail_segment)
-    else:
-        slot = _sort_blocks(plan, key)
-    kept = plan.edge_id.index_select(0, slot.index_select(0, plan.keep))
+    slot = _order_in_segments(plan, key).index_select(0, plan.keep)
+    kept = plan.edge_id.index_select(0, slot.bitwise_and_(_SLOT_MASK))
     return plan.fixed_mask.clone().index_fill_(0, kept, True)
 
 
-def _sort_blocks(plan: SamplingPlan, key: Tensor) -> Tensor:
-    r"""The slots of the sampled edges sorted by key inside every segment:
-    a row-wise sort of every block and one segmented sort of the tail."""
-    device = key.device
-    slot = torch.empty(plan.edge_id.numel(), dtype=torch.long, device=device)
+def _order_in_segments(plan: SamplingPlan, key: Tensor) -> Tensor:
+    r"""At every slot :math:`p`, the slot of the :math:`r`-th smallest key
+    of :math:`p`'s segment, :math:`r` being :math:`p`'s place in its
+    segment, in the low 32 bits (ties: the smaller slot first).
+
+    A block is sorted row by row as 64-bit words holding a key's bits (the
+    bits of non-negative floats order as the floats) above its slot: the
+    words are distinct, so every sort gives the same order, and no index
+    array is carried along.
+    """
+    if not plan.blocks:  # small graphs: every segment in the tail
+        return _segmented_argsort(key, plan.tail_segment)
+    words = key.view(torch.int32).long().bitwise_left_shift_(32)
+    words.bitwise_or_(torch.arange(key.numel(), device=key.device))
     for offset, rows, size in plan.blocks:
-        end = offset + rows * size
-        block = key[offset:end].view(rows, size)
-        base = torch.arange(offset, end, size, device=device).view(-1, 1)
-        slot[offset:end] = (block.argsort(dim=1) + base).view(-1)
+        _sort_rows(words[offset : offset + rows * size].view(rows, size))
     if plan.tail_slot.numel():
         order = _segmented_argsort(
             key.index_select(0, plan.tail_slot), plan.tail_segment
         )
-        slot.index_copy_(0, plan.tail_slot, plan.tail_slot[order])
-    return slot
+        words.index_copy_(0, plan.tail_slot, plan.tail_slot[order])
+    return words
+
+
+def _sort_rows(block: Tensor) -> None:
+    r"""Sorts every row of :obj:`block` in place; on the CPU with NumPy,
+    whose sort of short rows is several times faster than torch's."""
+    if block.device.type == 'cpu':
+        block.numpy().sort(axis=1)
+    else:
+        block.copy_(block.sort(dim=1).values)
 
 
 def draw_seed(generator: torch.Generator | None = None) -> int:

@@ -1,0 +1,108 @@
+r"""BeMap's training step against the best vanilla step, as users write
+them: PyG's :obj:`GCN` (2 layers, 128 hidden units, forward, backward and
+an Adam step) on PyG's edge list and on a :obj:`torch.sparse` CSR
+adjacency, against :obj:`to_bemap` of the same model on the data from
+:obj:`BalanceAwareSampling`, with no layout chosen by hand. The three steps
+alternate in one run; the ratio divides BeMap's median step by the faster
+vanilla one. Target: at most 1x at every size.
+
+Graphs: NBA and synthetic homophilous graphs of about 20 neighbours per
+node with the given millions of directed edges.
+
+    python benchmarks/bench_step.py [--sizes 0.1 0.5 2.2] [--device cuda]
+"""
+
+import argparse
+import warnings
+
+import torch
+import torch.nn.functional as F
+from timing import add_device_argument, chosen_device, interleaved_median_times
+from torch_geometric.nn.models import GCN
+from torch_geometric.typing import WITH_TORCH_SPARSE
+from torch_geometric.utils import to_torch_csr_tensor
+
+from pyg_bemap import BalanceAwareSampling, to_bemap
+from pyg_bemap.datasets import biased_sbm, load_nba
+
+
+def trainer(model, data, graph):
+    r"""One training step of :obj:`model` on :obj:`graph`, as a function."""
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    target = data.y.clamp(min=0)
+
+    def step():
+        model.train()
+        optimizer.zero_grad()
+        F.cross_entropy(model(data.x, graph), target).backward()
+        optimizer.step()
+
+    step()  # warm-up: BeMap builds its sampler here, once per graph
+    return step
+
+
+def measure(name, data, device, repeat):
+    data = BalanceAwareSampling(sens_attr='s')(data.to(device))
+    plain = data.edge_index.as_tensor()
+    n = data.num_nodes
+    with torch.sparse.check_sparse_tensor_invariants(enable=False):
+        adj_t = to_torch_csr_tensor(plain.flip(0), size=(n, n))
+    torch.manual_seed(0)
+    model = GCN(data.num_features, 128, num_layers=2, out_channels=2)
+    bemap = to_bemap(model).to(device)
+    model = model.to(device)
+    steps = [
+        trainer(model, data, plain),
+        trainer(model, data, adj_t),
+        trainer(bemap, data, data.edge_index),
+    ]
+    edge_list, csr, ours = interleaved_median_times(steps, repeat)
+    ratio = ours / min(edge_list, csr)
+    print(
+        f'{name:<10}{plain.size(1):>12,}{edge_list * 1e3:>11.1f}'
+        f'{csr * 1e3:>11.1f}{ours * 1e3:>11.1f}{ratio:>8.2f}x'
+    )
+    return ratio
+
+
+def main():
+    # torch's one-time notice on the vanilla CSR adjacency built here
+    warnings.filterwarnings('ignore', message='Sparse CSR tensor support')
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument(
+        '--sizes',
+        type=float,
+        nargs='+',
+        default=[0.1, 0.5, 2.2],
+        help='millions of directed edges of the synthetic graphs',
+    )
+    parser.add_argument(
+        '--repeat', type=int, default=20, help='steps of NBA, fewer beyond'
+    )
+    add_device_argument(parser)
+    args = parser.parse_args()
+    device = chosen_device(args.device)
+    print(
+        f'torch {torch.__version__}, {torch.get_num_threads()} threads, '
+        f'{device}, torch-sparse '
+        f'{"installed" if WITH_TORCH_SPARSE else "missing"}'
+    )
+    print(
+        f'{"graph":<10}{"edges":>12}{"edge list":>11}{"CSR":>11}'
+        f'{"BeMap":>11}{"ratio":>9}'
+    )
+    print(f'{"":<22}{"(ms per step)":>33}')
+    ratios = [measure('NBA', load_nba(), device, args.repeat)]
+    for size in args.sizes:
+        data = biased_sbm(int(size * 1e6 / 20), 20.0, num_features=64)
+        repeat = max(3, int(args.repeat / max(1.0, 4 * size)))
+        ratios.append(measure(f'SBM {size:g}M', data, device, repeat))
+    worst = max(ratios)
+    print(
+        f'worst ratio {worst:.2f}x (target <= 1x at every size: '
+        f'{"met" if worst <= 1 else "MISSED"})'
+    )
+
+
+if __name__ == '__main__':
+    main()
