@@ -59,6 +59,7 @@ def test_scaling_benchmark_runs():
         'benchmarks/bench_scaling.py', '--sizes', '0.02', '0.04', *loader
     )
     assert out.count('directed edges') == 2 and 'within its bound' in out
+    assert out.count('BeMap-GCN step') == 4
     assert out.count('BeMap-GCN step, full') == 2
     assert out.count('NeighborLoader epoch') == (2 if loader else 0)
     assert max(map(len, out.splitlines())) <= 80
@@ -70,7 +71,7 @@ def test_resample_and_step_benchmarks_run():
     )
     assert 'SBM 0.02M' in out and 'NBA:' in out and 'floor' in out
     out = run('benchmarks/bench_step.py', '--sizes', '0.02', '--repeat', '2')
-    assert 'SBM 0.02M' in out and 'worst ratio' in out
+    assert 'SBM 0.02M' in out and 'worst ratio' in out and 'fused' in out
     for line in out.splitlines():
         assert len(line) <= 80
 
