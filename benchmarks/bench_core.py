@@ -50,7 +50,7 @@ def main():
     num_edges = data.edge_index.size(1)
     print(
         f'graph: {args.nodes:,} nodes, {num_edges // 2:,} undirected edges '
-        f'({num_edges:,} directed), torch {torch.__version__}, '
+        f'({num_edges:,} directed)\ntorch {torch.__version__}, '
         f'{torch.get_num_threads()} threads, {device}'
     )
 
@@ -75,17 +75,15 @@ def main():
     train_step()
     t_step = median_time(train_step, args.repeat)
 
+    print(f'transform (counts, balance, grouping): {t_transform * 1e3:.1f} ms')
     print(
-        f'transform (counts, balance, grouping): {t_transform * 1e3:9.1f} ms'
-    )
-    print(
-        f'one resample (mask + edge_index[:, mask]): '
-        f'{t_resample * 1e3:9.2f} ms  ({num_edges / t_resample / 1e6:.1f}M '
-        f'edges/s, keeps {kept:,} of {num_edges:,} edges)'
+        f'one resample (mask + edge_index[:, mask]): {t_resample * 1e3:.2f} '
+        f'ms\n  ({num_edges / t_resample / 1e6:.1f}M edges/s, keeps '
+        f'{kept:,} of {num_edges:,} edges)'
     )
     print(
         f'one GCN training step (2 x GCNConv, 128 hidden, fwd+bwd): '
-        f'{t_step * 1e3:9.1f} ms'
+        f'{t_step * 1e3:.1f} ms'
     )
     print(
         f'resample / training step: {t_resample / t_step:9.2%}  (target <= 5%)'
