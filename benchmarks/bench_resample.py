@@ -16,12 +16,18 @@ edges/s from 2M edges on, at most 0.8 ms per pass on NBA.
 import argparse
 
 import torch
-from timing import add_device_argument, chosen_device, interleaved_median_times
+from timing import (
+    add_device_argument,
+    add_sizes_argument,
+    chosen_device,
+    interleaved_median_times,
+    setup_line,
+    synthetic_graph,
+)
 from torch_geometric.nn import MessagePassing
-from torch_geometric.typing import WITH_TORCH_SPARSE
 
 from pyg_bemap import BalanceAwareSampling, BeMapConv
-from pyg_bemap.datasets import biased_sbm, load_nba
+from pyg_bemap.datasets import load_nba
 
 
 class Keep(MessagePassing):
@@ -51,9 +57,7 @@ def measure(name, data, device, repeat):
     weight = data.bemap_balance / data.bemap_balance.max()
     resample = lambda: conv(data.x, data.edge_index)  # noqa: E731
     resample()  # the sampler and its plan are built once per graph
-    times = interleaved_median_times(
-        [resample, floor(plain, weight)], repeat
-    )
+    times = interleaved_median_times([resample, floor(plain, weight)], repeat)
     edges = plain.size(1)
     ours, base = times
     print(
@@ -65,30 +69,19 @@ def measure(name, data, device, repeat):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument(
-        '--sizes',
-        type=float,
-        nargs='+',
-        default=[0.5, 2.2, 8.0],
-        help='millions of directed edges of the synthetic graphs',
-    )
+    add_sizes_argument(parser, [0.5, 2.2, 8.0])
     parser.add_argument('--repeat', type=int, default=30)
     add_device_argument(parser)
     args = parser.parse_args()
     device = chosen_device(args.device)
-    print(
-        f'torch {torch.__version__}, {torch.get_num_threads()} threads, '
-        f'{device}, torch-sparse '
-        f'{"installed" if WITH_TORCH_SPARSE else "missing"}'
-    )
+    print(setup_line(device))
     print(
         f'{"graph":<10}{"edges":>12}{"pass ms":>11}{"Medges/s":>10}'
         f'{"floor ms":>11}{"/floor":>9}'
     )
     results = [('NBA', *measure('NBA', load_nba(), device, args.repeat))]
     for size in args.sizes:
-        nodes = int(size * 1e6 / 20)
-        data = biased_sbm(nodes, avg_degree=20.0, num_features=16)
+        data = synthetic_graph(size, 16, device)
         name = f'SBM {size:g}M'
         results.append((name, *measure(name, data, device, args.repeat)))
     nba_ms = results[0][2] * 1e3

@@ -37,16 +37,17 @@ import torch
 import torch.nn.functional as F
 from timing import (
     add_device_argument,
+    add_sizes_argument,
     chosen_device,
     median_time,
     resampler,
+    synthetic_graph,
     wall_clock,
 )
 from torch_geometric.nn.models import GCN
 from torch_geometric.typing import WITH_PYG_LIB, WITH_TORCH_SPARSE
 
 from pyg_bemap import AttachBeMap, BalanceAwareSampling, to_bemap
-from pyg_bemap.datasets import biased_sbm
 from pyg_bemap.utils.counts import exact_counting_memory, hop_group_counts
 
 #: glibc returns freed blocks above this size to the system at once, so the
@@ -91,12 +92,6 @@ def _status_bytes(field):
     raise RuntimeError(f'{field} missing from /proc/self/status')
 
 
-def graph(million_edges, device):
-    num_nodes = int(million_edges * 1e6 / 20)
-    data = biased_sbm(num_nodes, avg_degree=20.0, num_features=16)
-    return data.to(device)
-
-
 def message_bytes(data):
     r"""What PyG's GCN on an edge list holds per layer for its messages and
     their gradients: two float32 rows of :obj:`HIDDEN` per edge."""
@@ -128,7 +123,7 @@ def models(data, device):
 def memory_probe(million_edges, budget, device):
     r"""Peak extra memory of each step; runs in its own process, with the
     fixed mmap threshold (which slows big allocations, so no timing here)."""
-    data = graph(million_edges, device)
+    data = synthetic_graph(million_edges, 16, device)
     edges, nodes = data.edge_index.size(1), data.num_nodes
     edge_bytes = data.edge_index.numel() * data.edge_index.element_size()
     row = {}
@@ -187,7 +182,7 @@ def loader_epoch(data):
 
 def timings(million_edges, budget, device, with_loader):
     start = wall_clock()
-    data = graph(million_edges, device)
+    data = synthetic_graph(million_edges, 16, device)
     row = {
         'edges': data.edge_index.size(1),
         'nodes': data.num_nodes,
@@ -290,13 +285,7 @@ def report_memory(r):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument(
-        '--sizes',
-        type=float,
-        nargs='+',
-        default=[1, 4, 16],
-        help='millions of directed edges',
-    )
+    add_sizes_argument(parser, [1, 4, 16])
     parser.add_argument('--budget-mib', type=int, default=256)
     parser.add_argument(
         '--loader',

@@ -18,13 +18,19 @@ import warnings
 
 import torch
 import torch.nn.functional as F
-from timing import add_device_argument, chosen_device, interleaved_median_times
+from timing import (
+    add_device_argument,
+    add_sizes_argument,
+    chosen_device,
+    interleaved_median_times,
+    setup_line,
+    synthetic_graph,
+)
 from torch_geometric.nn.models import GCN
-from torch_geometric.typing import WITH_TORCH_SPARSE
 from torch_geometric.utils import to_torch_csr_tensor
 
 from pyg_bemap import BalanceAwareSampling, to_bemap
-from pyg_bemap.datasets import biased_sbm, load_nba
+from pyg_bemap.datasets import load_nba
 from pyg_bemap.nn.fused import FusedGCNConv
 
 
@@ -81,24 +87,14 @@ def main():
     # torch's one-time notice on the vanilla CSR adjacency built here
     warnings.filterwarnings('ignore', message='Sparse CSR tensor support')
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument(
-        '--sizes',
-        type=float,
-        nargs='+',
-        default=[0.1, 0.5, 2.2],
-        help='millions of directed edges of the synthetic graphs',
-    )
+    add_sizes_argument(parser, [0.1, 0.5, 2.2])
     parser.add_argument(
         '--repeat', type=int, default=20, help='steps of NBA, fewer beyond'
     )
     add_device_argument(parser)
     args = parser.parse_args()
     device = chosen_device(args.device)
-    print(
-        f'torch {torch.__version__}, {torch.get_num_threads()} threads, '
-        f'{device}, torch-sparse '
-        f'{"installed" if WITH_TORCH_SPARSE else "missing"}'
-    )
+    print(setup_line(device))
     print(f'{"":<20}{"vanilla":>18}{"BeMap":>18}{"BeMap / best":>16}')
     print(
         f'{"graph":<9}{"edges":>11}{"list":>9}{"CSR":>9}{"PyG":>9}'
@@ -106,7 +102,7 @@ def main():
     )
     ratios = [measure('NBA', load_nba(), device, args.repeat)]
     for size in args.sizes:
-        data = biased_sbm(int(size * 1e6 / 20), 20.0, num_features=64)
+        data = synthetic_graph(size, 64, device)
         repeat = max(3, int(args.repeat / max(1.0, 4 * size)))
         ratios.append(measure(f'SBM {size:g}M', data, device, repeat))
     worst = max(ratios)

@@ -27,6 +27,43 @@ def add_device_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_sizes_argument(
+    parser: argparse.ArgumentParser, default: list[float]
+) -> None:
+    r"""Adds :obj:`--sizes`: millions of directed edges of the synthetic
+    graphs (:func:`synthetic_graph`)."""
+    parser.add_argument(
+        '--sizes',
+        type=float,
+        nargs='+',
+        default=default,
+        help='millions of directed edges of the synthetic graphs',
+    )
+
+
+def synthetic_graph(
+    million_edges: float, num_features: int, device: torch.device
+) -> Data:
+    r"""A homophilous two-group graph with about 20 neighbours per node and
+    :obj:`million_edges` million directed edges, on :obj:`device`."""
+    from pyg_bemap.datasets import biased_sbm
+
+    num_nodes = int(million_edges * 1e6 / 20)
+    data = biased_sbm(num_nodes, avg_degree=20.0, num_features=num_features)
+    return data.to(device)
+
+
+def setup_line(device: torch.device) -> str:
+    r"""torch's version, its threads, the device and the install."""
+    from torch_geometric.typing import WITH_TORCH_SPARSE
+
+    install = 'installed' if WITH_TORCH_SPARSE else 'missing'
+    return (
+        f'torch {torch.__version__}, {torch.get_num_threads()} threads, '
+        f'{device}, torch-sparse {install}'
+    )
+
+
 def chosen_device(name: str) -> torch.device:
     r"""The device :obj:`name`; when it is a GPU this machine lacks, says
     so in one line and exits with 0, so that a GPU run of the benchmarks
