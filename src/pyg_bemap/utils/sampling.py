@@ -19,6 +19,7 @@ The work splits in three stages, so that a resample only does the random part:
    from its seed alone.
 """
 
+import sys
 from typing import NamedTuple
 
 import torch
@@ -33,8 +34,13 @@ DEGREE_EXPONENT = 0.75
 SEED_RANGE = 2**62
 # Blocks with fewer rows go to the tail.
 _MIN_BLOCK_ROWS = 16
-# A sort word holds a key's bits above a slot of 32 bits.
+# A sort word holds a key's bits above a slot of 32 bits; it is built as
+# two int32 halves, which memory holds low half first on little-endian
+# machines (step 1 of a slice) and high half first on others (step -1).
 _SLOT_MASK = 2**32 - 1
+_LOW_HALF_FIRST = 1 if sys.byteorder == 'little' else -1
+# Slots are int32 there: at most 2**31 - 1 sampled edges.
+_MAX_SAMPLED = 2**31 - 1
 
 
 class EdgeGrouping(NamedTuple):
@@ -52,7 +58,7 @@ class SamplingPlan(NamedTuple):
     num_edges: int
     fixed_mask: Tensor  #: [E] edges kept in every sample.
     edge_id: Tensor  #: [S] input-edge ids of the sampled segments' edges.
-    key_scale: Tensor | None  #: [S] 1 / weight, None for uniform.
+    key_scale: Tensor | None  #: [S] -1 / weight, None for uniform.
     keep: Tensor  #: [K] the row-wise sorted slots that are kept.
     blocks: list[tuple[int, int, int]]  #: (offset, rows, size) per block.
     tail_slot: Tensor  #: [T] the slots of blocks with few rows.
@@ -176,11 +182,11 @@ def sampling_plan(
 
     partial = (seg_quota > 0) & (seg_quota < seg_size)
     segment, edge_id = grouping.segment[partial], grouping.perm[partial]
-    if edge_id.numel() > _SLOT_MASK:
+    if edge_id.numel() > _MAX_SAMPLED:
         raise ValueError(
             f'{edge_id.numel():,} edges lie in neighbourhoods that must be '
-            f'sampled; a sampler handles at most {_SLOT_MASK:,}: split the '
-            f'graph, e.g. with a NeighborLoader'
+            f'sampled; a sampler handles at most {_MAX_SAMPLED:,}: split '
+            f'the graph, e.g. with a NeighborLoader'
         )
     size, quota_of = seg_size[partial], seg_quota[partial]
     # Lay segments out by size: segments of one size form a dense block.
@@ -207,7 +213,7 @@ def sampling_plan(
     weight = neighbour_weights(strategy, balance, grouping.out_degree)
     key_scale = None
     if weight is not None:
-        key_scale = 1.0 / weight[edge_index[0, edge_id].long()].float()
+        key_scale = -1.0 / weight[edge_index[0, edge_id].long()].float()
     return SamplingPlan(
         edge_index.size(1),
         fixed_mask,
@@ -252,7 +258,7 @@ def draw_edge_mask(
         dtype=torch.float32,
     )
     if plan.key_scale is not None:
-        key = key.log_().mul_(plan.key_scale).neg_()
+        key = key.log_().mul_(plan.key_scale)
     slot = _order_in_segments(plan, key).index_select(0, plan.keep)
     kept = plan.edge_id.index_select(0, slot.bitwise_and_(_SLOT_MASK))
     return plan.fixed_mask.clone().index_fill_(0, kept, True)
@@ -270,8 +276,10 @@ def _order_in_segments(plan: SamplingPlan, key: Tensor) -> Tensor:
     """
     if not plan.blocks:  # small graphs: every segment in the tail
         return _segmented_argsort(key, plan.tail_segment)
-    words = key.view(torch.int32).long().bitwise_left_shift_(32)
-    words.bitwise_or_(torch.arange(key.numel(), device=key.device))
+    slot = torch.arange(key.numel(), dtype=torch.int32, device=key.device)
+    halves = (slot, key.view(torch.int32))  # (low, high) 32 bits
+    words = torch.stack(halves[:: _LOW_HALF_FIRST], dim=1).view(torch.long)
+    words = words.view(-1)
     for offset, rows, size in plan.blocks:
         _sort_rows(words[offset : offset + rows * size].view(rows, size))
     if plan.tail_slot.numel():
