@@ -278,7 +278,7 @@ def _order_in_segments(plan: SamplingPlan, key: Tensor) -> Tensor:
         return _segmented_argsort(key, plan.tail_segment)
     slot = torch.arange(key.numel(), dtype=torch.int32, device=key.device)
     halves = (slot, key.view(torch.int32))  # (low, high) 32 bits
-    words = torch.stack(halves[:: _LOW_HALF_FIRST], dim=1).view(torch.long)
+    words = torch.stack(halves[::_LOW_HALF_FIRST], dim=1).view(torch.long)
     words = words.view(-1)
     for offset, rows, size in plan.blocks:
         _sort_rows(words[offset : offset + rows * size].view(rows, size))
