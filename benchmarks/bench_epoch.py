@@ -11,21 +11,17 @@ import argparse
 
 import torch
 from timing import (
+    FusedGCN,
     add_device_argument,
     chosen_device,
     interleaved_median_times,
+    training_step,
 )
 from torch_geometric.nn.models import GCN
 from torch_geometric.typing import WITH_TORCH_SPARSE, SparseTensor
 
 from pyg_bemap import BalanceAwareSampling, BeMapGCN
 from pyg_bemap.datasets import biased_sbm, load_nba
-from pyg_bemap.nn.fused import FusedGCNConv
-
-
-class FusedGCN(GCN):
-    def init_conv(self, in_channels, out_channels, **kwargs):
-        return FusedGCNConv(in_channels, out_channels, **kwargs)
 
 
 class FusedBeMapGCN(BeMapGCN, FusedGCN):  # BeMapConv(FusedGCNConv(...))
@@ -38,20 +34,6 @@ def two_layer_gcn(in_channels, layout=None, fused=False):
         return model(in_channels, 128, num_layers=2, out_channels=2)
     model = FusedBeMapGCN if fused else BeMapGCN
     return model(in_channels, 128, num_layers=2, out_channels=2, layout=layout)
-
-
-def trainer(model, data, graph):
-    r"""One training step of :obj:`model` on :obj:`graph`, as a function."""
-    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
-
-    def step():
-        optimizer.zero_grad()
-        out = model(data.x, graph)
-        torch.nn.functional.cross_entropy(out, data.y.clamp(min=0)).backward()
-        optimizer.step()
-
-    step()  # warm-up
-    return step
 
 
 def measure(name, data, repeat, device):
@@ -76,7 +58,8 @@ def measure(name, data, repeat, device):
     for _, layout, graph, fused in cases:
         torch.manual_seed(0)
         model = two_layer_gcn(data.num_features, layout, fused).to(device)
-        steps.append(trainer(model, data, graph))
+        steps.append(training_step(model, data, graph))
+        steps[-1]()  # warm-up
     times = interleaved_median_times(steps, repeat)
     for (label, *_), t in zip(cases, times):
         print(

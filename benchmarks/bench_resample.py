@@ -17,6 +17,7 @@ import argparse
 
 import torch
 from timing import (
+    PassThrough,
     add_device_argument,
     add_sizes_argument,
     chosen_device,
@@ -24,18 +25,9 @@ from timing import (
     setup_line,
     synthetic_graph,
 )
-from torch_geometric.nn import MessagePassing
 
 from pyg_bemap import BalanceAwareSampling, BeMapConv
 from pyg_bemap.datasets import load_nba
-
-
-class Keep(MessagePassing):
-    r"""A layer that returns its input: what is left of a call is the
-    draw."""
-
-    def forward(self, x, edge_index):
-        return x
 
 
 def floor(edge_index, weight):
@@ -52,7 +44,7 @@ def floor(edge_index, weight):
 
 def measure(name, data, device, repeat):
     data = BalanceAwareSampling(sens_attr='s')(data.to(device))
-    conv = BeMapConv(Keep(), layout='edge_index').train()
+    conv = BeMapConv(PassThrough(), layout='edge_index').train()
     plain = data.edge_index.as_tensor()
     weight = data.bemap_balance / data.bemap_balance.max()
     resample = lambda: conv(data.x, data.edge_index)  # noqa: E731

@@ -42,6 +42,7 @@ from timing import (
     median_time,
     resampler,
     synthetic_graph,
+    training_step,
     wall_clock,
 )
 from torch_geometric.nn.models import GCN
@@ -100,18 +101,6 @@ def message_bytes(data):
 
 def vanilla_fits(data):
     return message_bytes(data) < 0.9 * psutil.virtual_memory().available
-
-
-def training_step(model, data, graph):
-    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
-
-    def step():
-        model.train()
-        optimizer.zero_grad()
-        F.cross_entropy(model(data.x, graph), data.y).backward()
-        optimizer.step()
-
-    return step
 
 
 def models(data, device):

@@ -17,41 +17,21 @@ import argparse
 import warnings
 
 import torch
-import torch.nn.functional as F
 from timing import (
+    FusedGCN,
     add_device_argument,
     add_sizes_argument,
     chosen_device,
     interleaved_median_times,
     setup_line,
     synthetic_graph,
+    training_step,
 )
 from torch_geometric.nn.models import GCN
 from torch_geometric.utils import to_torch_csr_tensor
 
 from pyg_bemap import BalanceAwareSampling, to_bemap
 from pyg_bemap.datasets import load_nba
-from pyg_bemap.nn.fused import FusedGCNConv
-
-
-def trainer(model, data, graph):
-    r"""One training step of :obj:`model` on :obj:`graph`, as a function."""
-    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
-    target = data.y.clamp(min=0)
-
-    def step():
-        model.train()
-        optimizer.zero_grad()
-        F.cross_entropy(model(data.x, graph), target).backward()
-        optimizer.step()
-
-    step()  # warm-up: BeMap builds its sampler here, once per graph
-    return step
-
-
-class FusedGCN(GCN):
-    def init_conv(self, in_channels, out_channels, **kwargs):
-        return FusedGCNConv(in_channels, out_channels, **kwargs)
 
 
 def measure(name, data, device, repeat):
@@ -68,11 +48,13 @@ def measure(name, data, device, repeat):
     fused = to_bemap(fused).to(device)
     model = model.to(device)
     steps = [
-        trainer(model, data, plain),
-        trainer(model, data, adj_t),
-        trainer(bemap, data, data.edge_index),
-        trainer(fused, data, data.edge_index),
+        training_step(model, data, plain),
+        training_step(model, data, adj_t),
+        training_step(bemap, data, data.edge_index),
+        training_step(fused, data, data.edge_index),
     ]
+    for step in steps:
+        step()  # warm-up: BeMap builds its sampler here, once per graph
     times = interleaved_median_times(steps, repeat)
     best = min(times[:2])
     print(

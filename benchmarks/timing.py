@@ -7,12 +7,16 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import torch
 from torch import Tensor
 from torch_geometric.data import Data
+from torch_geometric.nn import MessagePassing
+from torch_geometric.nn.models import GCN
 
+from pyg_bemap.nn.fused import FusedGCNConv
 from pyg_bemap.settings import SamplerSettings
 from pyg_bemap.utils.layout import masked_columns
 from pyg_bemap.utils.sampling import SamplingPlan, draw_edge_mask
@@ -62,6 +66,38 @@ def setup_line(device: torch.device) -> str:
         f'torch {torch.__version__}, {torch.get_num_threads()} threads, '
         f'{device}, torch-sparse {install}'
     )
+
+
+def training_step(model: Any, data: Data, graph: Any) -> Callable[[], None]:
+    r"""One training step of :obj:`model` on :obj:`graph` (forward,
+    cross-entropy against the labels, unlabelled nodes as class 0,
+    backward, an Adam step), as a function."""
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    target = data.y.clamp(min=0)
+
+    def step() -> None:
+        model.train()
+        optimizer.zero_grad()
+        out = model(data.x, graph)
+        torch.nn.functional.cross_entropy(out, target).backward()
+        optimizer.step()
+
+    return step
+
+
+class FusedGCN(GCN):
+    r"""PyG's :class:`GCN` built with the package's :class:`FusedGCNConv`."""
+
+    def init_conv(self, in_channels: int, out_channels: int, **kwargs: Any):
+        return FusedGCNConv(in_channels, out_channels, **kwargs)
+
+
+class PassThrough(MessagePassing):
+    r"""A layer that returns its input: around it, a call of
+    :class:`BeMapConv` is the resample alone."""
+
+    def forward(self, x: Tensor, edge_index: Any) -> Tensor:
+        return x
 
 
 def chosen_device(name: str) -> torch.device:
