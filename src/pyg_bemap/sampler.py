@@ -17,8 +17,13 @@ import torch
 from torch import Tensor
 
 from pyg_bemap.settings import SamplerSettings
+from pyg_bemap.utils.gcn_graph import GCNGraph
 from pyg_bemap.utils.graph_identity import GraphIdentity
-from pyg_bemap.utils.layout import MaskedAdjacency, transposed_adjacency
+from pyg_bemap.utils.layout import (
+    MaskedAdjacency,
+    csr_of_ones,
+    transposed_adjacency,
+)
 from pyg_bemap.utils.sampling import (
     EdgeGrouping,
     SamplingPlan,
@@ -30,13 +35,16 @@ from pyg_bemap.utils.sampling import (
 
 class Sample:
     r"""One fair neighbourhood of every node: the seed it was drawn from and
-    the mask of kept edges, and the kept edges as a sparse adjacency.
+    the mask of kept edges, and the kept edges as the graphs layers take.
 
     Args:
         seed (int): The seed it was drawn from.
         mask (torch.Tensor): The kept edges, a boolean mask over the edges.
         build_adjacency (callable): Builds the transposed sparse adjacency
             of a mask for features of a dtype.
+        build_gcn_graph (callable): Builds the
+            :class:`~pyg_bemap.nn.gcn_propagation.GCNGraph` of a mask for
+            features of a dtype.
     """
 
     def __init__(
@@ -44,19 +52,29 @@ class Sample:
         seed: int,
         mask: Tensor,
         build_adjacency: Callable[[Tensor, torch.dtype], Any],
+        build_gcn_graph: Callable[[Tensor, torch.dtype], GCNGraph],
     ):
         self.seed, self.mask = seed, mask
-        self._build = build_adjacency
-        self._adjacency: dict[torch.dtype, Any] = {}
+        self._builders = {'sparse': build_adjacency, 'gcn': build_gcn_graph}
+        self._built: dict[tuple[str, torch.dtype], Any] = {}
 
     def adjacency(self, dtype: torch.dtype) -> Any:
         r"""The kept edges as a transposed sparse adjacency sorted by target
         (self-loops left out, see ``MaskedAdjacency``) for features of
         :obj:`dtype`, built once per dtype."""
-        adj = self._adjacency.get(dtype)
-        if adj is None:
-            adj = self._adjacency[dtype] = self._build(self.mask, dtype)
-        return adj
+        return self._once('sparse', dtype)
+
+    def gcn_graph(self, dtype: torch.dtype) -> GCNGraph:
+        r"""The kept edges (self-loops left out) ready for GCN propagation,
+        for features of :obj:`dtype`, built once per dtype."""
+        return self._once('gcn', dtype)
+
+    def _once(self, kind: str, dtype: torch.dtype) -> Any:
+        built = self._built.get((kind, dtype))
+        if built is None:
+            built = self._builders[kind](self.mask, dtype)
+            self._built[kind, dtype] = built
+        return built
 
     def __repr__(self) -> str:
         kept = int(self.mask.sum())
@@ -115,7 +133,7 @@ class GraphSampler:
         self._untracked_aliases = untracked_aliases
         self._plans: dict[tuple[float, int, str], SamplingPlan] = {}
         self._masked_adjacency: MaskedAdjacency | None = None
-        self._full_adjacency: dict[torch.dtype, Any] = {}
+        self._full_graphs: dict[tuple[str, torch.dtype], Any] = {}
         self._shape: tuple[bool, bool] | None = None
         #: Per thread: the last sample of every setting, and the seeds of
         #: layers outside a scoped model (see ``sample_sharing``).
@@ -156,7 +174,9 @@ class GraphSampler:
         if sample is None or sample.seed != seed:
             self.check_unchanged()
             mask = draw_seeded_edge_mask(self.plan(settings), seed)
-            sample = Sample(seed, mask, self._sampled_adjacency)
+            sample = Sample(
+                seed, mask, self._sampled_adjacency, self._sampled_gcn_graph
+            )
             last[settings.draw_key] = sample
         return sample
 
@@ -197,17 +217,38 @@ class GraphSampler:
         edges included), as a transposed sparse adjacency (see
         :func:`~pyg_bemap.utils.layout.transposed_adjacency`) for features
         of :obj:`dtype`, built once (with the check of :meth:`draw`)."""
-        self.check_unchanged()
-        adj = self._full_adjacency.get(dtype)
-        if adj is None:
-            adj = self._full_adjacency[dtype] = transposed_adjacency(
-                self.edge_index, self.sens.numel(), dtype=dtype
-            )
-        return adj
+        return self._full('sparse', dtype)
 
-    def _sampled_adjacency(self, mask: Tensor, dtype: torch.dtype) -> Any:
+    def full_gcn_graph(self, dtype: torch.dtype) -> GCNGraph:
+        r"""The whole graph, which must have no self-loops or repeated
+        edges, ready for GCN propagation for features of :obj:`dtype`,
+        built once (with the check of :meth:`draw`)."""
+        return self._full('gcn', dtype)
+
+    def _full(self, kind: str, dtype: torch.dtype) -> Any:
+        self.check_unchanged()
+        built = self._full_graphs.get((kind, dtype))
+        if built is None:
+            num_nodes = self.sens.numel()
+            if kind == 'gcn':
+                adj = csr_of_ones(self.edge_index, num_nodes, dtype=dtype)
+                built = GCNGraph(adj)
+            else:
+                built = transposed_adjacency(
+                    self.edge_index, num_nodes, dtype=dtype
+                )
+            self._full_graphs[kind, dtype] = built
+        return built
+
+    def _masked(self) -> MaskedAdjacency:
         if self._masked_adjacency is None:
             self._masked_adjacency = MaskedAdjacency(
                 self.edge_index, self.sens.numel()
             )
-        return self._masked_adjacency(mask, dtype)
+        return self._masked_adjacency
+
+    def _sampled_adjacency(self, mask: Tensor, dtype: torch.dtype) -> Any:
+        return self._masked()(mask, dtype)
+
+    def _sampled_gcn_graph(self, mask: Tensor, dtype: torch.dtype) -> GCNGraph:
+        return GCNGraph(*self._masked().csr_pair(mask, dtype))

@@ -69,6 +69,29 @@ def test_masked_adjacency_equals_a_sorted_build(with_torch_sparse):
     assert torch.equal(edge_index, original)
 
 
+@pytest.mark.parametrize('dtype', [torch.float32, torch.float64])
+def test_csr_pair_is_the_kept_adjacency_and_its_transpose(dtype):
+    gen = torch.Generator().manual_seed(1)
+    edge_index = torch.randint(0, 30, (2, 400), generator=gen)
+    edge_index[:, :10] = torch.arange(10).repeat(2, 1)  # self-loops
+    masked = MaskedAdjacency(edge_index, 30)
+    mask = torch.rand(400, generator=gen) < 0.4
+    adj, adj_t = masked.csr_pair(mask, dtype)
+    kept = edge_index[:, mask]
+    kept = kept[:, kept[0] != kept[1]]
+    expected = torch.zeros(30, 30, dtype=dtype).index_put_(
+        (kept[1], kept[0]), torch.ones(kept.size(1), dtype=dtype), True
+    )  # a repeated edge counts as often as it is kept
+    assert adj.layout == adj_t.layout == torch.sparse_csr
+    assert adj.dtype == adj_t.dtype == dtype
+    assert torch.equal(adj.to_dense(), expected)
+    assert torch.equal(adj_t.to_dense(), expected.t())
+    for csr in (adj, adj_t):  # sorted within rows
+        rows = torch.repeat_interleave(csr.crow_indices().diff())
+        key = rows * 30 + csr.col_indices()
+        assert bool((key[1:] >= key[:-1]).all())
+
+
 _TRAIN_AND_EVALUATE = """
 import torch, warnings
 from torch_geometric.nn.models import GCN

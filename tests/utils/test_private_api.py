@@ -8,6 +8,7 @@ from torch_geometric.nn import GCNConv
 
 from pyg_bemap.utils.private_api import (
     PROPAGATION_HOOKS,
+    has_module_hooks,
     has_propagation_hooks,
     inside_backward,
     version_counter,
@@ -73,3 +74,32 @@ def test_explaining_counts_as_a_hook():
     conv = GCNConv(4, 4)
     conv.explain = True
     assert has_propagation_hooks(conv)
+
+
+@pytest.mark.parametrize(
+    'register',
+    [
+        'register_forward_pre_hook',
+        'register_forward_hook',
+        'register_full_backward_pre_hook',
+        'register_full_backward_hook',
+    ],
+)
+def test_module_hooks_are_seen_on_the_module_and_its_children(register):
+    for hooked in ('module', 'child'):
+        conv = GCNConv(4, 4)
+        assert not has_module_hooks(conv)
+        target = conv if hooked == 'module' else conv.lin
+        handle = getattr(target, register)(lambda *args: None)
+        assert has_module_hooks(conv)
+        handle.remove()
+        assert not has_module_hooks(conv)
+    global_register = getattr(
+        torch.nn.modules.module,
+        register.replace('register_', 'register_module_'),
+    )
+    handle = global_register(lambda *args: None)
+    try:
+        assert has_module_hooks(GCNConv(4, 4))
+    finally:
+        handle.remove()

@@ -6,6 +6,7 @@ from torch_geometric.nn.conv import MessagePassing
 from torch_geometric.utils import is_torch_sparse_tensor
 
 from pyg_bemap.edge_index import BeMapEdgeIndex, BeMapInfo, get_bemap
+from pyg_bemap.nn.gcn_propagation import gcn_forward, propagates_directly
 from pyg_bemap.nn.graph_layouts import (
     SPARSE_DTYPES,
     edge_pairs,
@@ -66,8 +67,13 @@ class BeMapConv(MessagePassing):
     with mean or sum, :obj:`GraphConv`, :obj:`GINConv`, and with
     :obj:`torch_sparse` :class:`~pyg_bemap.RowNormConv` and
     :class:`~pyg_bemap.nn.fused.FusedGATConv`) receives the full graph as
-    one (built once per graph), and exactly the inner layer's
-    call on the edges otherwise (any other layer or option, graphs with
+    one (built once per graph; a plain :obj:`GCNConv` without hooks is
+    computed from its own parameters, in training too, as
+    :math:`\mathbf{s} \odot ((\mathbf{A} + \mathbf{I}) (\mathbf{s}
+    \odot \mathbf{X} \mathbf{\Theta})) + \mathbf{b}` with
+    :math:`\mathbf{s} = (\mathbf{d} + 1)^{-1/2}`, which normalises no
+    edge per call), and exactly the inner layer's call on the edges
+    otherwise (any other layer or option, graphs with
     self-loops or repeated edges, half precision, edge-level arguments).
     In training, outputs and gradients have the input's dtype.
 
@@ -241,6 +247,9 @@ class BeMapConv(MessagePassing):
             if sampler.has_self_loops or sampler.has_repeated_edges:
                 return self.conv(x, edge_index, *args, **kwargs)
             with quiet_sparse():
+                if propagates_directly(self.conv):
+                    graph = sampler.full_gcn_graph(x.dtype)
+                    return gcn_forward(self.conv, x, graph)
                 adj = sampler.full_adjacency(x.dtype)
                 return self.conv(x, adj, *args, **kwargs)
         if info is None:
@@ -249,8 +258,12 @@ class BeMapConv(MessagePassing):
         sampler, sample, shared = self._sample(info, graph, pairs)
         if sparse and not sampler.has_repeated_edges:  # no self-loops drawn
             with quiet_sparse():  # our choice of layout: no torch notices
-                adj = sample.adjacency(x.dtype)
-                out = self.conv(x, adj, *args, **kwargs)
+                if propagates_directly(self.conv):
+                    graph = sample.gcn_graph(x.dtype)
+                    out = gcn_forward(self.conv, x, graph)
+                else:
+                    adj = sample.adjacency(x.dtype)
+                    out = self.conv(x, adj, *args, **kwargs)
         else:
             args, kwargs = mask_edge_level_args(
                 self._arg_names, args, kwargs, sample.mask

@@ -97,13 +97,24 @@ def transposed_adjacency(
             is_sorted=is_sorted,
             trust_data=is_sorted,
         )
+    return csr_of_ones(edge_index, num_nodes, is_sorted, dtype)
+
+
+def csr_of_ones(
+    edge_index: Tensor,
+    num_nodes: int,
+    is_sorted: bool = False,
+    dtype: torch.dtype | None = None,
+) -> Tensor:
+    r"""The edges as a transposed :obj:`torch.sparse` CSR adjacency of
+    ones (arguments as in :func:`transposed_adjacency`)."""
     target, source = edge_index[1].long(), edge_index[0].long()
     if not is_sorted:
         order = torch.sort(target * num_nodes + source, stable=True)[1]
         target, source = target[order], source[order]
     crow = _pointers(target, num_nodes)
     value = torch.ones(source.numel(), dtype=dtype, device=source.device)
-    return csr_tensor(crow, source, value, size)
+    return csr_tensor(crow, source, value, (num_nodes, num_nodes))
 
 
 def masked_columns(index: Tensor, mask: Tensor) -> Tensor:
@@ -139,7 +150,7 @@ class MaskedAdjacency:
     def __init__(self, edge_index: Tensor, num_nodes: int) -> None:
         src, dst = edge_index[0].long(), edge_index[1].long()
         self.num_nodes = num_nodes
-        # int32 halves what is kept (four arrays of E entries)
+        # int32 halves what is kept (five arrays of E entries)
         small = max(edge_index.size(1), num_nodes) < 2**31
         self.index_dtype = torch.int32 if small else torch.long
         by_target = _order(dst, src, num_nodes)
@@ -149,6 +160,7 @@ class MaskedAdjacency:
         rank = torch.empty_like(src)
         rank[by_target] = torch.arange(by_target.numel(), device=src.device)
         self.target_source = src[by_target].to(self.index_dtype)
+        self.source_target = dst[by_source].to(self.index_dtype)
         self.source_rank = rank[by_source].to(self.index_dtype)
         self.by_target = by_target.to(self.index_dtype)
         self.by_source = by_source.to(self.index_dtype)
@@ -181,6 +193,37 @@ class MaskedAdjacency:
             trust_data=True,
         )
         return SparseTensor.from_storage(storage)
+
+    def csr_pair(
+        self, mask: Tensor, dtype: torch.dtype | None = None
+    ) -> tuple[Tensor, Tensor]:
+        r"""The transposed adjacency of the edges where :obj:`mask` is
+        :obj:`True` (self-loops left out) and its transpose (sources as
+        rows), as :obj:`torch.sparse` CSR tensors of ones of :obj:`dtype`,
+        sorted."""
+        rowptr, col = _masked_csr(
+            mask, self.by_target, self.target_ptr, self.target_source
+        )
+        colptr, row = _masked_csr(
+            mask, self.by_source, self.source_ptr, self.source_target
+        )
+        ones = torch.ones(col.numel(), dtype=dtype, device=col.device)
+        size = (self.num_nodes, self.num_nodes)
+        return csr_tensor(rowptr, col, ones, size), csr_tensor(
+            colptr, row, ones, size
+        )
+
+
+def _masked_csr(
+    mask: Tensor, order: Tensor, pointers: Tensor, other_end: Tensor
+) -> tuple[Tensor, Tensor]:
+    r"""The pointers and indices of the CSR matrix of the edges where
+    :obj:`mask` is :obj:`True`, given the edges' :obj:`order` by row, the
+    rows' :obj:`pointers` into it and the :obj:`other_end` of each edge in
+    that order."""
+    kept = mask.index_select(0, order)
+    before = _exclusive_cumsum(kept)
+    return before[pointers], _compact(other_end, kept, before).long()
 
 
 def _order(major: Tensor, minor: Tensor, num_nodes: int) -> Tensor:

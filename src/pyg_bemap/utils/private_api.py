@@ -5,6 +5,7 @@ changes or disappears in a new release."""
 from typing import Any
 
 import torch
+import torch.nn.modules.module as modules
 from torch import Tensor
 
 #: PyG's hooks on the steps of message passing (registered with the public
@@ -26,6 +27,30 @@ def has_propagation_hooks(conv: Any) -> bool:
     of its message passing, which a fused sparse path would skip."""
     return bool(getattr(conv, 'explain', False)) or any(
         getattr(conv, name, None) for name in PROPAGATION_HOOKS
+    )
+
+
+#: Hooks on a module's calls, per module and for every module (registered
+#: with ``register_forward_hook`` and the like, or the global
+#: ``torch.nn.modules.module.register_module_*`` functions).
+MODULE_HOOKS = (
+    '_forward_pre_hooks',
+    '_forward_hooks',
+    '_backward_pre_hooks',
+    '_backward_hooks',
+)
+
+
+def has_module_hooks(module: torch.nn.Module) -> bool:
+    r"""Whether a hook would see a call of :obj:`module` or of one of its
+    submodules, which code that computes their function without calling
+    them would skip."""
+    if any(getattr(modules, '_global' + name) for name in MODULE_HOOKS):
+        return True
+    return any(
+        getattr(child, name)
+        for child in module.modules()
+        for name in MODULE_HOOKS
     )
 
 
