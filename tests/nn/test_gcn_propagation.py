@@ -6,6 +6,7 @@ import torch.nn.modules.module as modules
 from torch_geometric.nn import GCNConv
 
 from pyg_bemap import BalanceAwareSampling, BeMapConv
+from pyg_bemap.nn.fused import FusedGCNConv
 from pyg_bemap.nn.gcn_propagation import gcn_forward, propagates_directly
 from pyg_bemap.utils.gcn_graph import GCNGraph
 from pyg_bemap.utils.layout import csr_of_ones
@@ -35,6 +36,7 @@ def test_the_direct_forward_is_the_layers(channels, bias):
 
 def test_only_plain_gcn_layers_without_hooks_propagate_directly():
     assert propagates_directly(GCNConv(4, 4))
+    assert propagates_directly(FusedGCNConv(4, 4))
     refused = [
         GCNConv(4, 4, improved=True),
         GCNConv(4, 4, normalize=False),

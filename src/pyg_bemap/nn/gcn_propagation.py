@@ -14,6 +14,7 @@ from torch import Tensor
 from torch_geometric.nn.conv import GCNConv
 from torch_geometric.nn.dense.linear import Linear
 
+from pyg_bemap.nn.fused import FusedGCNConv
 from pyg_bemap.utils.gcn_graph import GCNGraph, gcn_propagate
 from pyg_bemap.utils.private_api import (
     has_module_hooks,
@@ -23,12 +24,13 @@ from pyg_bemap.utils.private_api import (
 
 def propagates_directly(conv: Any) -> bool:
     r"""Whether :func:`gcn_forward` computes what :obj:`conv` computes: a
-    :class:`~torch_geometric.nn.conv.GCNConv` (exact type) with its default
+    :class:`~torch_geometric.nn.conv.GCNConv` or
+    :class:`~pyg_bemap.nn.fused.FusedGCNConv` (exact types) with its default
     normalisation, sum aggregation, its own bias-free linear map, and no
     hooks on it or its linear map (which :func:`gcn_forward` would call
     in another order)."""
     return (
-        type(conv) is GCNConv
+        type(conv) in (GCNConv, FusedGCNConv)
         and conv.normalize
         and conv.add_self_loops
         and not conv.improved
