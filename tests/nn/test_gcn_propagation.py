@@ -72,3 +72,20 @@ def test_bemap_gcn_never_calls_the_layers_propagation():
     conv(data.x, data.edge_index).sum().backward()  # training
     out = conv.eval()(data.x, data.edge_index)
     torch.testing.assert_close(out, expected_eval)
+
+
+def test_bemap_gcn_samples_come_with_their_transpose(monkeypatch):
+    built = []
+    transposed = GCNGraph.transposed
+
+    def spy(graph):
+        built.append(graph._adj_t is None)
+        return transposed(graph)
+
+    monkeypatch.setattr(GCNGraph, 'transposed', spy)
+    data = BalanceAwareSampling()(random_graph(60, 600, simple=True))
+    first, second = BeMapConv(GCNConv(8, 4)), BeMapConv(GCNConv(4, 4))
+    for _ in range(3):
+        x = data.x.clone().requires_grad_()
+        second(first(x, data.edge_index), data.edge_index).sum().backward()
+    assert len(built) == 6 and not any(built)  # two layers, three passes
