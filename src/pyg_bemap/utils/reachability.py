@@ -115,7 +115,11 @@ def _reach_bound(crow: Tensor, col: Tensor, num_hops: int) -> Tensor:
     walks = torch.ones(num_nodes, dtype=torch.float64, device=crow.device)
     for _ in range(num_hops):
         previous = walks
-        walks = torch.segment_reduce(walks[col], 'sum', offsets=crow)
+        # index_select takes int32 indices as they are; walks[col] would
+        # first copy them to int64 (8 bytes per entry on top of the gather)
+        walks = torch.segment_reduce(
+            walks.index_select(0, col), 'sum', offsets=crow
+        )
         walks = walks.clamp_(max=num_nodes)
         if torch.equal(walks, previous):
             break  # every node's bound is final
@@ -134,8 +138,8 @@ def _product_pattern(
     the peak.
     """
     num_nodes = crow.numel() - 1
-    first = crow[block_col]
-    length = crow[block_col + 1] - first
+    first = crow.index_select(0, block_col)
+    length = crow.index_select(0, block_col + 1).sub_(first)
     entry = torch.repeat_interleave(length)  # the block entry of each walk
     # position of each walk within its matrix row, then its column
     index = torch.arange(entry.numel(), dtype=col.dtype, device=col.device)

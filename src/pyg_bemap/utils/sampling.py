@@ -27,11 +27,10 @@ from torch import Tensor
 
 from pyg_bemap.utils.checks import check_integer, check_share
 from pyg_bemap.utils.groups import sensitive_groups
+from pyg_bemap.utils.threads import SEED_RANGE, sort_rows, uniform
 
 STRATEGIES = ('balance', 'uniform', 'degree')
 DEGREE_EXPONENT = 0.75
-#: Seeds are drawn from [0, SEED_RANGE).
-SEED_RANGE = 2**62
 # Blocks with fewer rows go to the tail.
 _MIN_BLOCK_ROWS = 16
 # A sort word holds a key's bits above a slot of 32 bits; it is built as
@@ -251,12 +250,7 @@ def draw_edge_mask(
     to the order of the input edges.
     """
     device = plan.fixed_mask.device
-    key = torch.rand(
-        plan.edge_id.numel(),
-        generator=generator,
-        device=device,
-        dtype=torch.float32,
-    )
+    key = uniform(plan.edge_id.numel(), generator, device)
     if plan.key_scale is not None:
         key = key.log_().mul_(plan.key_scale)
     slot = _order_in_segments(plan, key).index_select(0, plan.keep)
@@ -280,23 +274,18 @@ def _order_in_segments(plan: SamplingPlan, key: Tensor) -> Tensor:
     halves = (slot, key.view(torch.int32))  # (low, high) 32 bits
     words = torch.stack(halves[::_LOW_HALF_FIRST], dim=1).view(torch.long)
     words = words.view(-1)
-    for offset, rows, size in plan.blocks:
-        _sort_rows(words[offset : offset + rows * size].view(rows, size))
+    sort_rows(
+        [
+            words[offset : offset + rows * size].view(rows, size)
+            for offset, rows, size in plan.blocks
+        ]
+    )
     if plan.tail_slot.numel():
         order = _segmented_argsort(
             key.index_select(0, plan.tail_slot), plan.tail_segment
         )
         words.index_copy_(0, plan.tail_slot, plan.tail_slot[order])
     return words
-
-
-def _sort_rows(block: Tensor) -> None:
-    r"""Sorts every row of :obj:`block` in place; on the CPU with NumPy,
-    whose sort of short rows is several times faster than torch's."""
-    if block.device.type == 'cpu':
-        block.numpy().sort(axis=1)
-    else:
-        block.copy_(block.sort(dim=1).values)
 
 
 def draw_seed(generator: torch.Generator | None = None) -> int:
