@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from scipy.stats import chisquare
 
 import pyg_bemap.utils.sampling as sampling_module
+import pyg_bemap.utils.threads as threads_module
 from pyg_bemap.functional import balanced_edge_sample
 from pyg_bemap.utils.sampling import (
     _segmented_argsort,
@@ -28,6 +29,10 @@ from tests.reference import (
 
 # Segments are sorted in row-wise blocks, or all in the segmented "tail" sort.
 LAYOUTS = {'blocks': 1, 'tail': 10**9}
+# Keys from one generator, or in chunks of 1000 with their own generators
+# (as on graphs with more than threads.CHUNK sampled edges), and block
+# rows sorted in pieces of about 1000 entries.
+CHUNKS = {'one-generator': threads_module.CHUNK, 'chunked': 1000}
 
 
 def test_fair_quotas_examples():
@@ -113,10 +118,12 @@ def test_reference_sampler_obeys_rule_4(num_groups, seed):
     assert_rule_4(data.edge_index, mask, data.s)
 
 
+@pytest.mark.parametrize('chunks', list(CHUNKS))
 @pytest.mark.parametrize('layout', list(LAYOUTS))
 @pytest.mark.parametrize('seed', range(4))
-def test_rule_4_in_both_layouts(monkeypatch, layout, seed):
+def test_rule_4_in_both_layouts(monkeypatch, layout, seed, chunks):
     monkeypatch.setattr(sampling_module, '_MIN_BLOCK_ROWS', LAYOUTS[layout])
+    monkeypatch.setattr(threads_module, 'CHUNK', CHUNKS[chunks])
     data = random_graph(60, 900, 3, seed)
     balance = torch.rand(60, generator=torch.Generator().manual_seed(seed))
     _, mask = balanced_edge_sample(data.edge_index, data.s, balance + 0.01)
@@ -215,12 +222,14 @@ def star_graph(num_targets, group0_weights, num_group1):
     return torch.stack([torch.cat(src), torch.cat(dst)]), sens, balance
 
 
+@pytest.mark.parametrize('chunks', list(CHUNKS))
 @pytest.mark.parametrize('layout', list(LAYOUTS))
 @pytest.mark.parametrize('strategy', ['balance', 'uniform'])
 def test_inclusion_frequencies_match_successive_sampling(
-    monkeypatch, strategy, layout
+    monkeypatch, strategy, layout, chunks
 ):
     monkeypatch.setattr(sampling_module, '_MIN_BLOCK_ROWS', LAYOUTS[layout])
+    monkeypatch.setattr(threads_module, 'CHUNK', CHUNKS[chunks])
     # With self, group 0 has 6 members and group 1 has 3, so every target
     # keeps 2 of the 5 weighted group-0 neighbours: 10 possible pairs.
     weights = [1.0, 0.5, 0.25, 0.2, 0.1]
@@ -247,9 +256,11 @@ def test_inclusion_frequencies_match_successive_sampling(
     assert int((mask & (sens[edge_index[0]] == 1)).sum()) == 3 * num_targets
 
 
+@pytest.mark.parametrize('chunks', list(CHUNKS))
 @pytest.mark.parametrize('layout', list(LAYOUTS))
-def test_inclusion_frequencies_match_numpy_choice(monkeypatch, layout):
+def test_inclusion_frequencies_match_numpy_choice(monkeypatch, layout, chunks):
     monkeypatch.setattr(sampling_module, '_MIN_BLOCK_ROWS', LAYOUTS[layout])
+    monkeypatch.setattr(threads_module, 'CHUNK', CHUNKS[chunks])
     weights = np.array([3.0, 1.0, 1.0, 0.5])
     edge_index, sens, balance = star_graph(20000, weights.tolist(), 2)
     _, mask = balanced_edge_sample(

@@ -14,9 +14,11 @@ The work splits in three stages, so that a resample only does the random part:
 3. :func:`draw_edge_mask` (every training pass): one random key per sampled
    edge, a row-wise sort of every block (of words that pack a key above its
    slot, so no index array is sorted along), one segmented sort of the
-   tail, and a mask. :func:`draw_seeded_edge_mask` draws the keys from a
-   generator seeded with one integer, so that a sample can be drawn again
-   from its seed alone.
+   tail, and a mask. On large graphs the keys are drawn in chunks and the
+   rows sorted in pieces on torch's threads (``utils/threads.py``).
+   :func:`draw_seeded_edge_mask` draws the keys from a generator seeded
+   with one integer, so that a sample can be drawn again from its seed
+   alone.
 """
 
 import sys
@@ -247,7 +249,10 @@ def draw_edge_mask(
     sampling without replacement with probabilities proportional to
     :math:`w_j`, as :obj:`numpy.random.choice(replace=False, p=w/w.sum())`.
     Keys are float32; ties (probability about :math:`2^{-24}` per pair) fall
-    to the order of the input edges.
+    to the order of the input edges. Beyond :math:`2^{22}` keys, every
+    chunk of :math:`2^{22}` keys comes from its own generator seeded from
+    :obj:`generator` (``utils/threads.py``): the same generator state
+    gives the same mask whatever the number of threads.
     """
     device = plan.fixed_mask.device
     key = uniform(plan.edge_id.numel(), generator, device)

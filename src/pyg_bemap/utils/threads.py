@@ -36,12 +36,14 @@ def uniform(
     :obj:`CHUNK` numbers per generator seeded from :obj:`generator`, the
     chunks drawn in parallel on the CPU."""
     if size <= CHUNK:
-        return torch.rand(size, generator=generator, device=device)
+        return torch.rand(
+            size, generator=generator, device=device, dtype=torch.float32
+        )
     num_chunks = -(-size // CHUNK)
     seeds = torch.randint(
         SEED_RANGE, (num_chunks,), generator=generator, device=device
     ).tolist()
-    out = torch.empty(size, device=device)
+    out = torch.empty(size, device=device, dtype=torch.float32)
 
     def draw(chunk: int) -> None:
         own = torch.Generator(device=out.device).manual_seed(seeds[chunk])
@@ -60,6 +62,10 @@ def sort_rows(blocks: Sequence[Tensor]) -> None:
     if blocks[0].device.type != 'cpu':
         for block in blocks:
             block.copy_(block.sort(dim=1).values)
+        return
+    if sum(block.numel() for block in blocks) <= CHUNK:  # no thread's worth
+        for block in blocks:
+            block.numpy().sort(axis=1)
         return
     pieces = []
     for block in blocks:
