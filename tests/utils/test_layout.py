@@ -2,6 +2,7 @@ import pytest
 import torch
 
 import pyg_bemap.utils.layout as layout
+from pyg_bemap.utils import threads
 from pyg_bemap.utils.layout import (
     MaskedAdjacency,
     masked_columns,
@@ -130,8 +131,10 @@ def test_a_users_own_csr_tensor_still_gets_torchs_notice():
     assert 'beta state' in run.stderr
 
 
+@pytest.mark.parametrize('chunk', [threads.CHUNK, 10], ids=['one', 'rows'])
 @pytest.mark.parametrize('dtype', [torch.long, torch.int32])
-def test_masked_columns_equals_boolean_indexing(dtype):
+def test_masked_columns_equals_boolean_indexing(dtype, chunk, monkeypatch):
+    monkeypatch.setattr(threads, 'CHUNK', chunk)  # 10: a row per thread
     gen = torch.Generator().manual_seed(0)
     index = torch.randint(50, (2, 300), generator=gen, dtype=dtype)
     mask = torch.rand(300, generator=gen) < 0.4
