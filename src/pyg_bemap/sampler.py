@@ -43,7 +43,7 @@ class Sample:
         build_adjacency (callable): Builds the transposed sparse adjacency
             of a mask for features of a dtype.
         build_gcn_graph (callable): Builds the
-            :class:`~pyg_bemap.nn.gcn_propagation.GCNGraph` of a mask for
+            :class:`~pyg_bemap.utils.gcn_graph.GCNGraph` of a mask for
             features of a dtype.
     """
 

@@ -1,6 +1,7 @@
 r"""Graph layouts handed to message-passing layers."""
 
 import contextlib
+import functools
 import warnings
 from collections.abc import Iterator
 from typing import Any
@@ -161,21 +162,39 @@ class MaskedAdjacency:
 
     def __init__(self, edge_index: Tensor, num_nodes: int) -> None:
         src, dst = edge_index[0].long(), edge_index[1].long()
+        self.edge_index = edge_index
         self.num_nodes = num_nodes
-        # int32 halves what is kept (five arrays of E entries)
+        # int32 halves what is kept (up to five arrays of E entries)
         small = max(edge_index.size(1), num_nodes) < 2**31
         self.index_dtype = torch.int32 if small else torch.long
         by_target = _order(dst, src, num_nodes)
         by_source = _order(src, dst, num_nodes)
         self.target_ptr = _pointers(dst[by_target], num_nodes)
         self.source_ptr = _pointers(src[by_source], num_nodes)
-        rank = torch.empty_like(src)
-        rank[by_target] = torch.arange(by_target.numel(), device=src.device)
         self.target_source = src[by_target].to(self.index_dtype)
-        self.source_target = dst[by_source].to(self.index_dtype)
-        self.source_rank = rank[by_source].to(self.index_dtype)
         self.by_target = by_target.to(self.index_dtype)
         self.by_source = by_source.to(self.index_dtype)
+
+    @functools.cached_property
+    def source_target(self) -> Tensor:
+        r"""The target of every edge in the source order (for
+        :meth:`csr_pair`)."""
+        target = self.edge_index[1].index_select(0, self.by_source)
+        return target.to(self.index_dtype)
+
+    @functools.cached_property
+    def source_rank(self) -> Tensor:
+        r"""The place in the target order of every edge in the source
+        order (for the :obj:`csr2csc` of a :class:`SparseTensor`)."""
+        rank = torch.empty(
+            self.edge_index.size(1),
+            dtype=self.index_dtype,
+            device=self.by_target.device,
+        )
+        rank[self.by_target.long()] = torch.arange(
+            self.by_target.numel(), dtype=self.index_dtype, device=rank.device
+        )
+        return rank.index_select(0, self.by_source)
 
     def __call__(self, mask: Tensor, dtype: torch.dtype | None = None) -> Any:
         r"""The transposed adjacency of the edges where :obj:`mask` is
@@ -183,24 +202,22 @@ class MaskedAdjacency:
         a :obj:`torch.sparse` tensor holds ones of :obj:`dtype` (default:
         the default dtype)."""
         size = (self.num_nodes, self.num_nodes)
-        kept = mask.index_select(0, self.by_target)
         # before[p]: kept edges before slot p of the target order
-        before = _exclusive_cumsum(kept)
-        rowptr = before[self.target_ptr]
-        col = _compact(self.target_source, kept, before).long()
+        rowptr, col, before = _masked_csr(
+            mask, self.by_target, self.target_ptr, self.target_source
+        )
         if not WITH_TORCH_SPARSE:
             value = torch.ones(col.numel(), dtype=dtype, device=col.device)
             return csr_tensor(rowptr, col, value, size)
-        kept_by_source = mask.index_select(0, self.by_source)
-        before_by_source = _exclusive_cumsum(kept_by_source)
-        colptr = before_by_source[self.source_ptr]
-        ranks = _compact(self.source_rank, kept_by_source, before_by_source)
+        colptr, ranks, _ = _masked_csr(
+            mask, self.by_source, self.source_ptr, self.source_rank
+        )
         storage = SparseStorage(
             rowptr=rowptr,
             col=col,
             sparse_sizes=size,
             colptr=colptr,
-            csr2csc=before.index_select(0, ranks.long()),
+            csr2csc=before.index_select(0, ranks),
             is_sorted=True,
             trust_data=True,
         )
@@ -213,10 +230,10 @@ class MaskedAdjacency:
         :obj:`True` (self-loops left out) and its transpose (sources as
         rows), as :obj:`torch.sparse` CSR tensors of ones of :obj:`dtype`,
         sorted."""
-        rowptr, col = _masked_csr(
+        rowptr, col, _ = _masked_csr(
             mask, self.by_target, self.target_ptr, self.target_source
         )
-        colptr, row = _masked_csr(
+        colptr, row, _ = _masked_csr(
             mask, self.by_source, self.source_ptr, self.source_target
         )
         ones = torch.ones(col.numel(), dtype=dtype, device=col.device)
@@ -227,15 +244,17 @@ class MaskedAdjacency:
 
 
 def _masked_csr(
-    mask: Tensor, order: Tensor, pointers: Tensor, other_end: Tensor
-) -> tuple[Tensor, Tensor]:
-    r"""The pointers and indices of the CSR matrix of the edges where
-    :obj:`mask` is :obj:`True`, given the edges' :obj:`order` by row, the
-    rows' :obj:`pointers` into it and the :obj:`other_end` of each edge in
-    that order."""
+    mask: Tensor, order: Tensor, pointers: Tensor, values: Tensor
+) -> tuple[Tensor, Tensor, Tensor]:
+    r"""The row pointers of the CSR matrix of the edges where :obj:`mask`
+    is :obj:`True`, given the edges' :obj:`order` by row and the rows'
+    :obj:`pointers` into it; the kept entries of :obj:`values` (one per
+    edge in that order, e.g. the other end); and the count of kept edges
+    before every place of the order."""
     kept = mask.index_select(0, order)
     before = _exclusive_cumsum(kept)
-    return before[pointers], _compact(other_end, kept, before).long()
+    compacted = _compact(values, kept, before).long()
+    return before[pointers], compacted, before
 
 
 def _order(major: Tensor, minor: Tensor, num_nodes: int) -> Tensor:
