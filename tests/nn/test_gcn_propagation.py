@@ -34,9 +34,12 @@ def test_the_direct_forward_is_the_layers(channels, bias):
         torch.testing.assert_close(mine.grad, theirs.grad)
 
 
+X = torch.zeros(3, 4)
+
+
 def test_only_plain_gcn_layers_without_hooks_propagate_directly():
-    assert propagates_directly(GCNConv(4, 4))
-    assert propagates_directly(FusedGCNConv(4, 4))
+    assert propagates_directly(GCNConv(4, 4), X)
+    assert propagates_directly(FusedGCNConv(4, 4), X)
     refused = [
         GCNConv(4, 4, improved=True),
         GCNConv(4, 4, normalize=False),
@@ -51,10 +54,11 @@ def test_only_plain_gcn_layers_without_hooks_propagate_directly():
     hooked[2].register_message_forward_hook(lambda *args: None)
     hooked[3].lin = torch.nn.Linear(4, 4, bias=False)
     for conv in refused + hooked:
-        assert not propagates_directly(conv), conv
+        assert not propagates_directly(conv, X), conv
+    assert not propagates_directly(GCNConv(4, 4), X.unsqueeze(1))
     handle = modules.register_module_forward_hook(lambda *args: None)
     try:
-        assert not propagates_directly(GCNConv(4, 4))
+        assert not propagates_directly(GCNConv(4, 4), X)
     finally:
         handle.remove()
 

@@ -247,7 +247,7 @@ class BeMapConv(MessagePassing):
             if sampler.has_self_loops or sampler.has_repeated_edges:
                 return self.conv(x, edge_index, *args, **kwargs)
             with quiet_sparse():
-                if propagates_directly(self.conv):
+                if propagates_directly(self.conv, x):
                     graph = sampler.full_gcn_graph(x.dtype)
                     return gcn_forward(self.conv, x, graph)
                 adj = sampler.full_adjacency(x.dtype)
@@ -258,7 +258,7 @@ class BeMapConv(MessagePassing):
         sampler, sample, shared = self._sample(info, graph, pairs)
         if sparse and not sampler.has_repeated_edges:  # no self-loops drawn
             with quiet_sparse():  # our choice of layout: no torch notices
-                if propagates_directly(self.conv):
+                if propagates_directly(self.conv, x):
                     graph = sample.gcn_graph(x.dtype)
                     out = gcn_forward(self.conv, x, graph)
                 else:

@@ -22,15 +22,17 @@ from pyg_bemap.utils.private_api import (
 )
 
 
-def propagates_directly(conv: Any) -> bool:
-    r"""Whether :func:`gcn_forward` computes what :obj:`conv` computes: a
+def propagates_directly(conv: Any, x: Tensor) -> bool:
+    r"""Whether :func:`gcn_forward` computes what :obj:`conv` computes on
+    features :obj:`x` (a matrix): a
     :class:`~torch_geometric.nn.conv.GCNConv` or
     :class:`~pyg_bemap.nn.fused.FusedGCNConv` (exact types) with its default
     normalisation, sum aggregation, its own bias-free linear map, and no
     hooks on it or its linear map (which :func:`gcn_forward` would call
     in another order)."""
     return (
-        type(conv) in (GCNConv, FusedGCNConv)
+        x.dim() == 2
+        and type(conv) in (GCNConv, FusedGCNConv)
         and conv.normalize
         and conv.add_self_loops
         and not conv.improved
