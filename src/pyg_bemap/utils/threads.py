@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -67,7 +68,7 @@ def sort_rows(blocks: Sequence[Tensor]) -> None:
         for block in blocks:
             block.numpy().sort(axis=1)
         return
-    pieces = []
+    pieces: list[np.ndarray] = []
     for block in blocks:
         rows = max(1, CHUNK // max(1, block.size(1)))
         pieces.extend(
