@@ -153,7 +153,9 @@ class MaskedAdjacency:
     :class:`torch_sparse.SparseTensor` that also carries its transpose
     (:obj:`colptr` and the :obj:`csr2csc` permutation), which backward
     passes of sparse products would otherwise sort for. Without
-    :obj:`torch_sparse`, a :obj:`torch.sparse` CSR tensor.
+    :obj:`torch_sparse`, a :obj:`torch.sparse` CSR tensor. In both
+    installs, :meth:`csr_pair` gives the matrix and its transpose as two
+    :obj:`torch.sparse` CSR tensors.
 
     Args:
         edge_index (torch.Tensor): The edges, shape :obj:`[2, E]`.
