@@ -217,27 +217,33 @@ class GraphSampler:
         edges included), as a transposed sparse adjacency (see
         :func:`~pyg_bemap.utils.layout.transposed_adjacency`) for features
         of :obj:`dtype`, built once (with the check of :meth:`draw`)."""
-        return self._full('sparse', dtype)
+        return self._full(
+            'sparse',
+            dtype,
+            lambda: transposed_adjacency(
+                self.edge_index, self.sens.numel(), dtype=dtype
+            ),
+        )
 
     def full_gcn_graph(self, dtype: torch.dtype) -> GCNGraph:
         r"""The whole graph, which must have no self-loops or repeated
         edges, ready for GCN propagation for features of :obj:`dtype`,
         built once (with the check of :meth:`draw`)."""
-        return self._full('gcn', dtype)
+        return self._full(
+            'gcn',
+            dtype,
+            lambda: GCNGraph(
+                csr_of_ones(self.edge_index, self.sens.numel(), dtype=dtype)
+            ),
+        )
 
-    def _full(self, kind: str, dtype: torch.dtype) -> Any:
+    def _full(
+        self, kind: str, dtype: torch.dtype, build: Callable[[], Any]
+    ) -> Any:
         self.check_unchanged()
         built = self._full_graphs.get((kind, dtype))
         if built is None:
-            num_nodes = self.sens.numel()
-            if kind == 'gcn':
-                adj = csr_of_ones(self.edge_index, num_nodes, dtype=dtype)
-                built = GCNGraph(adj)
-            else:
-                built = transposed_adjacency(
-                    self.edge_index, num_nodes, dtype=dtype
-                )
-            self._full_graphs[kind, dtype] = built
+            built = self._full_graphs[kind, dtype] = build()
         return built
 
     def _masked(self) -> MaskedAdjacency:
