@@ -16,7 +16,7 @@ from torch_geometric.nn.models import GCN
 
 from pyg_bemap import BalanceAwareSampling
 from pyg_bemap.datasets import biased_sbm
-from pyg_bemap.utils.sampling import draw_edge_mask
+from pyg_bemap.rules.draw import draw_edge_mask
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..'))
 from timing import (  # noqa: E402

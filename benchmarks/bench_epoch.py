@@ -1,7 +1,6 @@
 r"""Fairness at the price of a vanilla epoch: one training step (forward and
 backward) of a 2-layer GCN, vanilla and BeMap(sym), with the graph as an edge
-list and as a sparse adjacency, with PyG's GCNConv and with FusedGCNConv,
-measured in one run, the steps of all variants interleaved (one step of
+list and as a sparse adjacency, measured in one run, the steps of all variants interleaved (one step of
 each per round) so that the machine's drift affects them alike.
 
     python benchmarks/bench_epoch.py [--threads 1] [--nodes 67797]
@@ -11,7 +10,6 @@ import argparse
 
 import torch
 from timing import (
-    FusedGCN,
     add_device_argument,
     chosen_device,
     interleaved_median_times,
@@ -24,40 +22,29 @@ from pyg_bemap import BalanceAwareSampling, BeMapGCN
 from pyg_bemap.datasets import biased_sbm, load_nba
 
 
-class FusedBeMapGCN(BeMapGCN, FusedGCN):  # BeMapConv(FusedGCNConv(...))
-    pass
-
-
-def two_layer_gcn(in_channels, layout=None, fused=False):
+def two_layer_gcn(in_channels, layout=None):
     if layout is None:
-        model = FusedGCN if fused else GCN
-        return model(in_channels, 128, num_layers=2, out_channels=2)
-    model = FusedBeMapGCN if fused else BeMapGCN
-    return model(in_channels, 128, num_layers=2, out_channels=2, layout=layout)
+        return GCN(in_channels, 128, num_layers=2, out_channels=2)
+    return BeMapGCN(in_channels, 128, 2, out_channels=2, layout=layout)
 
 
 def measure(name, data, repeat, device):
     data = BalanceAwareSampling()(data.to(device))
     n = data.num_nodes
     plain = data.edge_index.as_tensor()
-    cases = [('vanilla, edge_index', None, plain, False)]
+    cases = [('vanilla, edge_index', None, plain)]
     if WITH_TORCH_SPARSE:
         adj_t = SparseTensor(row=plain[1], col=plain[0], sparse_sizes=(n, n))
-        cases.append(('vanilla, SparseTensor', None, adj_t, False))
+        cases.append(('vanilla, SparseTensor', None, adj_t))
     cases += [
-        ('BeMap(sym), edge_index', 'edge_index', data.edge_index, False),
-        ('BeMap(sym), sparse (auto)', 'auto', data.edge_index, False),
+        ('BeMap(sym), edge_index', 'edge_index', data.edge_index),
+        ('BeMap(sym), auto', 'auto', data.edge_index),
     ]
-    if WITH_TORCH_SPARSE:
-        cases += [
-            ('vanilla, SparseTensor, fused', None, adj_t, True),
-            ('BeMap(sym), auto, fused', 'auto', data.edge_index, True),
-        ]
     print(f'\n{name}: {n:,} nodes, {plain.size(1):,} directed edges')
     steps = []
-    for _, layout, graph, fused in cases:
+    for _, layout, graph in cases:
         torch.manual_seed(0)
-        model = two_layer_gcn(data.num_features, layout, fused).to(device)
+        model = two_layer_gcn(data.num_features, layout).to(device)
         steps.append(training_step(model, data, graph))
         steps[-1]()  # warm-up
     times = interleaved_median_times(steps, repeat)

@@ -49,7 +49,7 @@ from torch_geometric.nn.models import GCN
 from torch_geometric.typing import WITH_PYG_LIB, WITH_TORCH_SPARSE
 
 from pyg_bemap import AttachBeMap, BalanceAwareSampling, to_bemap
-from pyg_bemap.utils.counts import exact_counting_memory, hop_group_counts
+from pyg_bemap.rules.counts import exact_counting_memory, hop_group_counts
 
 #: glibc returns freed blocks above this size to the system at once, so the
 #: resident-memory high-water mark measures what a step really holds.

@@ -2,10 +2,9 @@ r"""BeMap's training step against the best vanilla step, as users write
 them: PyG's :obj:`GCN` (2 layers, 128 hidden units, forward, backward and
 an Adam step) on PyG's edge list and on a :obj:`torch.sparse` CSR
 adjacency, against :obj:`to_bemap` of the same model on the data from
-:obj:`BalanceAwareSampling`, with no layout chosen by hand, and against
-:obj:`to_bemap` of the model built with the package's :obj:`FusedGCNConv`.
-The four steps alternate in one run; a ratio divides a BeMap median step by
-the faster vanilla one. Target: at most 1x at every size (PyG's layer).
+:obj:`BalanceAwareSampling`, with no layout chosen by hand. The three
+steps alternate in one run; the ratio divides the BeMap median step by the
+faster vanilla one. Target: at most 1x at every size (PyG's layer).
 
 Graphs: NBA and synthetic homophilous graphs of about 20 neighbours per
 node with the given millions of directed edges.
@@ -18,7 +17,6 @@ import warnings
 
 import torch
 from timing import (
-    FusedGCN,
     add_device_argument,
     add_sizes_argument,
     chosen_device,
@@ -43,15 +41,11 @@ def measure(name, data, device, repeat):
     torch.manual_seed(0)
     model = GCN(data.num_features, 128, num_layers=2, out_channels=2)
     bemap = to_bemap(model).to(device)
-    torch.manual_seed(0)
-    fused = FusedGCN(data.num_features, 128, num_layers=2, out_channels=2)
-    fused = to_bemap(fused).to(device)
     model = model.to(device)
     steps = [
         training_step(model, data, plain),
         training_step(model, data, adj_t),
         training_step(bemap, data, data.edge_index),
-        training_step(fused, data, data.edge_index),
     ]
     for step in steps:
         step()  # warm-up: BeMap builds its sampler here, once per graph
@@ -60,7 +54,7 @@ def measure(name, data, device, repeat):
     print(
         f'{name:<9}{plain.size(1):>11,}'
         + ''.join(f'{t * 1e3:>9.1f}' for t in times)
-        + f'{times[2] / best:>7.2f}x{times[3] / best:>7.2f}x'
+        + f'{times[2] / best:>7.2f}x'
     )
     return times[2] / best
 
@@ -77,10 +71,10 @@ def main():
     args = parser.parse_args()
     device = chosen_device(args.device)
     print(setup_line(device))
-    print(f'{"":<20}{"vanilla":>18}{"BeMap":>18}{"BeMap / best":>16}')
+    print(f'{"":<20}{"vanilla":>18}{"BeMap":>9}{"BeMap":>8}')
     print(
-        f'{"graph":<9}{"edges":>11}{"list":>9}{"CSR":>9}{"PyG":>9}'
-        f'{"fused":>9}{"PyG":>8}{"fused":>8}'
+        f'{"graph":<9}{"edges":>11}{"list":>9}{"CSR":>9}{"step":>9}'
+        f'{"/ best":>8}'
     )
     ratios = [measure('NBA', load_nba(), device, args.repeat)]
     for size in args.sizes:

@@ -14,12 +14,10 @@ import torch
 from torch import Tensor
 from torch_geometric.data import Data
 from torch_geometric.nn import MessagePassing
-from torch_geometric.nn.models import GCN
 
-from pyg_bemap.nn.fused import FusedGCNConv
-from pyg_bemap.settings import SamplerSettings
-from pyg_bemap.utils.layout import masked_columns
-from pyg_bemap.utils.sampling import SamplingPlan, draw_edge_mask
+from pyg_bemap import SamplerSettings
+from pyg_bemap.infra.sparse import masked_columns
+from pyg_bemap.rules.draw import SamplingPlan, draw_edge_mask
 
 
 def add_device_argument(parser: argparse.ArgumentParser) -> None:
@@ -83,13 +81,6 @@ def training_step(model: Any, data: Data, graph: Any) -> Callable[[], None]:
         optimizer.step()
 
     return step
-
-
-class FusedGCN(GCN):
-    r"""PyG's :class:`GCN` built with the package's :class:`FusedGCNConv`."""
-
-    def init_conv(self, in_channels: int, out_channels: int, **kwargs: Any):
-        return FusedGCNConv(in_channels, out_channels, **kwargs)
 
 
 class PassThrough(MessagePassing):

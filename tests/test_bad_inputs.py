@@ -30,7 +30,7 @@ from pyg_bemap import (
     hop_group_counts,
     to_bemap,
 )
-from pyg_bemap.utils import counts, reachability
+from pyg_bemap.rules import counts, reachability
 from tests.conftest import random_graph, run_python
 
 
@@ -438,7 +438,7 @@ def test_no_sparse_warnings_without_torch_sparse():
         'import warnings, torch\n'
         'import torch_geometric.typing as t\n'
         't.WITH_TORCH_SPARSE = False\n'
-        'from pyg_bemap.utils import layout\n'
+        'from pyg_bemap.infra import sparse as layout\n'
         'layout.WITH_TORCH_SPARSE = False\n'
         'from pyg_bemap import BalanceAwareSampling, BeMapGCN\n'
         'from pyg_bemap.datasets import biased_sbm\n'

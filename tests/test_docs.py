@@ -92,8 +92,10 @@ PUBLIC_MODULES = {
     'pyg_bemap.settings': 'settings',
     'pyg_bemap.transforms': 'transforms',
     'pyg_bemap.nn': 'nn',
-    'pyg_bemap.nn.fused': 'nn.fused',
     'pyg_bemap.nn.sample_sharing': 'nn.sample_sharing',
+    'pyg_bemap.layers': 'layers',
+    'pyg_bemap.routes': 'routes',
+    'pyg_bemap.rules': 'rules',
     'pyg_bemap.edge_index': 'edge_index',
     'pyg_bemap.bemap_info': 'bemap_info',
     'pyg_bemap.functional': 'functional',
@@ -104,10 +106,10 @@ PUBLIC_MODULES = {
 
 # names of the library that must not appear in the API reference
 INTERNALS = set(
-    'PassScope CallReplay SharedSeed layer_seed pass_scope GraphSampler '
+    'CallReplay pass_sample GraphInput LayerCall choose_route GraphSampler '
     'Sample SEED_RANGE git_blob_id group_edges EdgeGrouping SamplingPlan '
     'sampling_plan draw_edge_mask draw_seeded_edge_mask draw_seed '
-    'MaskedAdjacency GraphIdentity carrier_of from_checked sampler '
+    'MaskedAdjacency remembered carrier_of from_checked sampler '
     'private_api'.split()
 )
 

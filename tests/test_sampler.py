@@ -1,5 +1,6 @@
-r"""The graph's sampler plans once, draws by seed, and hands out samples that
-carry their own adjacency."""
+r"""The graph's sampler plans once and draws by seed; samples and the
+sampler carry a memo that routes fill, and the sampler knows nothing of
+layouts."""
 
 import pytest
 import torch
@@ -19,11 +20,11 @@ def sampler() -> GraphSampler:
 def test_a_seed_decides_the_sample(sampler):
     settings = SamplerSettings()
     first = sampler.draw(settings, 7)
-    assert sampler.draw(settings, 7) is first  # the layers of one pass
     other = sampler.draw(settings, 8)
     assert not torch.equal(other.mask, first.mask)
     again = sampler.draw(settings, 7)  # drawn anew, the same neighbourhood
     assert again is not first and torch.equal(again.mask, first.mask)
+    assert again.memo == {} and 'seed=7' in repr(again)
 
 
 def test_one_plan_per_draw_key(sampler):
@@ -32,13 +33,29 @@ def test_one_plan_per_draw_key(sampler):
     assert sampler.plan(SamplerSettings(beta=0.5)) is not plan
 
 
-@pytest.mark.parametrize('dtype', [torch.float32, torch.float64])
-def test_a_sample_carries_its_adjacency(sampler, dtype):
-    sample = sampler.draw(SamplerSettings(), 3)
-    adj = sample.adjacency(dtype)
-    assert sample.adjacency(dtype) is adj  # built once per dtype
-    x = torch.randn(sampler.sens.numel(), 3, dtype=dtype)
-    src, dst = sampler.edge_index[:, sample.mask]
-    expected = torch.zeros_like(x).index_add_(0, dst, x[src])
-    torch.testing.assert_close(adj @ x, expected)
-    assert 'seed=3' in repr(sample)
+def test_the_sampler_imports_nothing_of_layouts_or_gcn():
+    import ast
+    import inspect
+
+    import pyg_bemap.sampler as module
+
+    tree = ast.parse(inspect.getsource(module))
+    imported = [
+        node.module
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.module
+    ]
+    allowed = ('pyg_bemap.rules', 'pyg_bemap.settings', 'pyg_bemap.infra.private_api')
+    assert all(
+        name.startswith(allowed) for name in imported if 'pyg_bemap' in name
+    ), imported
+
+
+def test_the_grouping_waits_for_the_first_draw():
+    data = random_graph(50, 500, 2, 0)
+    sampler = GraphSampler(
+        data.edge_index, data.edge_index, data.s, torch.rand(50) + 0.1, 2
+    )
+    assert not sampler.has_grouping
+    sampler.draw(SamplerSettings(), 1)
+    assert sampler.has_grouping

@@ -1,24 +1,37 @@
 import torch
-from torch_geometric.typing import WITH_TORCH_SPARSE, SparseTensor
 
 from pyg_bemap import BalanceAwareSampling, BeMapConv, SamplerSettings
 from pyg_bemap.datasets import biased_sbm
-from pyg_bemap_lab.models import Hyper, NodeClassifier, fast_graph
+from pyg_bemap_lab.models import Hyper, NodeClassifier
 
 
-def test_fast_graph_layouts():
-    data = BalanceAwareSampling()(biased_sbm(100, seed=4))
-    graph = fast_graph(data, 'gcn')
-    if WITH_TORCH_SPARSE:
-        assert isinstance(graph, SparseTensor)
-        assert graph.nnz() == data.num_edges
-        for backbone in ('gat', 'row'):
-            assert isinstance(fast_graph(data, backbone), SparseTensor)
-    else:  # pragma: no cover
-        assert graph.layout == torch.sparse_csr
-        for backbone in ('gat', 'row'):
-            assert type(fast_graph(data, backbone)) is torch.Tensor
-    assert type(fast_graph(data, 'mlp')) is torch.Tensor
+def test_the_lab_imports_only_public_names_of_the_library():
+    import ast
+    import pathlib
+
+    import pyg_bemap_lab
+
+    public = {'pyg_bemap', *(f'pyg_bemap.{m}' for m in PUBLIC_PACKAGES)}
+    private = []
+    for path in pathlib.Path(pyg_bemap_lab.__file__).parent.rglob('*.py'):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                if node.module.startswith('pyg_bemap.') or (
+                    node.module == 'pyg_bemap'
+                ):
+                    if node.module not in public:
+                        private.append(f'{path.name}: {node.module}')
+                    else:
+                        module = __import__(node.module, fromlist=['_'])
+                        private += [
+                            f'{path.name}: {node.module}.{alias.name}'
+                            for alias in node.names
+                            if alias.name not in getattr(module, '__all__', ())
+                        ]
+    assert private == []
+
+
+PUBLIC_PACKAGES = ('nn', 'transforms', 'datasets', 'metrics', 'rules')
 
 
 def test_classifier_outputs_one_logit_per_node():

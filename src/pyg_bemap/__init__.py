@@ -19,13 +19,13 @@ from pyg_bemap.metrics import (
 from pyg_bemap.nn import BeMapConv, BeMapGCN, RowNormConv, to_bemap
 from pyg_bemap.settings import SamplerSettings
 from pyg_bemap.transforms import AttachBeMap, BalanceAwareSampling
-from pyg_bemap.utils import (
+from pyg_bemap.rules import (
     balance_score,
     exact_counting_memory,
     fair_quotas,
     hop_group_counts,
 )
-from pyg_bemap.utils.sampling import EdgeGrouping
+from pyg_bemap.rules.draw import EdgeGrouping
 
 __version__ = '0.1.0'
 

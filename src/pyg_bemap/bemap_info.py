@@ -4,15 +4,13 @@ for the graph it was last used with."""
 from collections.abc import Callable
 from typing import Any
 
-import torch
 from torch import Tensor
 
+from pyg_bemap.infra.private_api import version_counter
+from pyg_bemap.rules.balance import check_balance
+from pyg_bemap.rules.draw import EdgeGrouping
+from pyg_bemap.rules.groups import check_edge_index, sensitive_groups
 from pyg_bemap.sampler import GraphSampler
-from pyg_bemap.utils.balance import check_balance
-from pyg_bemap.utils.graph_identity import EDITED_EDGES
-from pyg_bemap.utils.groups import check_edge_index, sensitive_groups
-from pyg_bemap.utils.sampling import EdgeGrouping
-
 
 class BeMapInfo:
     r"""What BeMap's sampler needs to know about the nodes of a graph: the
@@ -20,13 +18,18 @@ class BeMapInfo:
 
     It also keeps the :class:`~pyg_bemap.sampler.GraphSampler` of the graph
     it was last used with (the edges grouped per target and group, each
-    setting's plan), rebuilt when the graph changes; which sample a layer
-    uses is decided as :mod:`pyg_bemap.nn.sample_sharing` describes.
+    setting's plan, the forms of the graph that routes built), rebuilt
+    when the graph changes; which sample a layer uses is decided as
+    :mod:`pyg_bemap.nn.sample_sharing` describes.
 
-    The groups are a copy of :obj:`sens`; every sample drawn compares them
-    with :obj:`sens` and raises if :obj:`sens` was edited in place since
-    (by indexing, through :obj:`.data` or a NumPy view): the balance
-    scores describe the old groups.
+    The groups are a copy of :obj:`sens`. The graph that
+    :class:`~pyg_bemap.BalanceAwareSampling` returns is read-only by
+    contract (as for PyG's :obj:`cached=True` layers): the balance scores
+    describe its edges and groups. An in-place edit through torch of the
+    carried edges or of the sensitive attribute after the scores were
+    computed raises at the next training pass (read from the tensors'
+    version counters, at no cost); evaluation reads neither the scores
+    nor the attribute and runs on the edges as they are.
 
     Args:
         sens (torch.Tensor): The sensitive group of every node, :obj:`[N]`.
@@ -62,8 +65,8 @@ class BeMapInfo:
     ) -> 'BeMapInfo':
         r"""The information of groups and scores that were checked already
         (by :class:`~pyg_bemap.BalanceAwareSampling`): :obj:`groups` as
-        :func:`~pyg_bemap.utils.groups.sensitive_groups` returns them for
-        the attribute :obj:`source`, whose edits later samples detect."""
+        :func:`~pyg_bemap.rules.sensitive_groups` returns them for the
+        attribute :obj:`source`, whose later edits training detects."""
         info = cls.__new__(cls)
         info._set(groups, balance, num_groups, source, name)
         return info
@@ -79,23 +82,33 @@ class BeMapInfo:
         if source is not None and groups.data_ptr() == source.data_ptr():
             groups = groups.clone()  # never the caller's memory
         self.sens, self.balance, self.num_groups = groups, balance, num_groups
-        self.graph_sampler: GraphSampler | None = None
-        self._source = source
+        #: The sampler of the graph last used, per direction of messages
+        #: (:obj:`True`: from :obj:`edge_index[1]` to :obj:`edge_index[0]`).
+        self._samplers: dict[bool, GraphSampler] = {}
         self._name = name
-        #: Whether the edges may have been edited without torch counting it
-        #: (see :class:`BeMapEdgeIndex`): then every sample reads them to
-        #: check. True unless a carrier that owns its edges says otherwise.
-        self.untracked_aliases = True
+        self._source = source
+        self._source_version = version_counter(source) if source is not None else 0
+        #: The version of the carrier's edges when it was attached
+        #: (:obj:`None`: no carrier yet).
+        self.edges_version: int | None = None
 
     @property
     def num_nodes(self) -> int:
         return self.sens.numel()
 
     @property
+    def graph_sampler(self) -> GraphSampler | None:
+        r"""The sampler of the graph last used, messages flowing from
+        :obj:`edge_index[0]` to :obj:`edge_index[1]`."""
+        return self._samplers.get(False)
+
+    @property
     def grouping(self) -> EdgeGrouping | None:
-        r"""The edge grouping of the sampler's graph, if any."""
+        r"""The edge grouping of the sampler's graph, if computed."""
         sampler = self.graph_sampler
-        return sampler.grouping if sampler is not None else None
+        if sampler is None or not sampler.has_grouping:
+            return None
+        return sampler.grouping
 
     def sampler(
         self,
@@ -103,6 +116,7 @@ class BeMapInfo:
         edge_index: Tensor,
         grouping: EdgeGrouping | None = None,
         checked: bool = False,
+        flipped: bool = False,
     ) -> GraphSampler:
         r"""Returns the sampler of :obj:`graph` (whose (source, target)
         pairs are :obj:`edge_index`), building it when the kept one belongs
@@ -115,23 +129,14 @@ class BeMapInfo:
                 (default: :obj:`None`)
             checked (bool, optional): :obj:`edge_index` was checked against
                 the nodes already. (default: :obj:`False`)
-
-        Raises:
-            ValueError: If :obj:`graph` is a carrier of this information
-                whose edges were modified in place since the information was
-                attached, or the sensitive attribute was: the balance scores
-                describe the old graph. (A plain edge list edited in place
-                gets a new sampler.)
+            flipped (bool, optional): :obj:`edge_index` is the graph's
+                pairs flipped, for layers whose messages flow from
+                :obj:`edge_index[1]` to :obj:`edge_index[0]`; such a
+                sampler is kept apart. (default: :obj:`False`)
         """
-        sampler = self.graph_sampler
+        sampler = self._samplers.get(flipped)
         if sampler is not None and sampler.matches(graph):
             return sampler
-        if (
-            sampler is not None
-            and _carries(graph, self)
-            and sampler.edited(graph)
-        ):
-            raise ValueError(EDITED_EDGES)
         if not checked:
             check_edge_index(
                 edge_index, self.num_nodes, 'the BeMap information'
@@ -148,19 +153,23 @@ class BeMapInfo:
             self.balance,
             self.num_groups,
             grouping,
-            self.check_groups_unchanged,
-            lambda: self.untracked_aliases,
         )
-        self.graph_sampler = sampler
+        self._samplers[flipped] = sampler
         return sampler
 
-    def check_groups_unchanged(self) -> None:
-        r"""Raises a :class:`ValueError` if the sensitive attribute the
-        groups were copied from was edited in place since."""
-        source = self._source
-        if source is not None and not torch.equal(
-            source.to(self.sens.dtype), self.sens
+    def check_unedited(self, graph: Any) -> None:
+        r"""Raises a :class:`ValueError` if :obj:`graph` carries this
+        information and its edges, or the sensitive attribute the groups
+        were copied from, were edited in place through torch since: the
+        balance scores describe the old ones. Reads two version counters."""
+        if (
+            self.edges_version is not None
+            and getattr(graph, '__dict__', {}).get('bemap') is self
+            and version_counter(graph) != self.edges_version
         ):
+            raise ValueError(EDITED_EDGES)
+        source = self._source
+        if source is not None and version_counter(source) != self._source_version:
             raise ValueError(
                 f"The sensitive attribute '{self._name}' was modified in "
                 f'place after BalanceAwareSampling (or AttachBeMap) computed '
@@ -176,7 +185,7 @@ class BeMapInfo:
         out._set(
             fn(self.sens), fn(self.balance), self.num_groups, None, self._name
         )
-        return out  # untracked aliases until a carrier owns the result
+        return out
 
     def __getstate__(self) -> dict[str, Any]:
         return {  # the sampler is rebuilt on demand
@@ -207,7 +216,10 @@ class BeMapInfo:
         )
 
 
-def _carries(graph: Any, info: BeMapInfo) -> bool:
-    r"""Whether :obj:`graph` is a carrier of :obj:`info` (a
-    :class:`~pyg_bemap.BeMapEdgeIndex`), without importing the carrier."""
-    return getattr(graph, '__dict__', {}).get('bemap') is info
+#: The error for carried edges edited after the information was attached.
+EDITED_EDGES = (
+    "The edges of 'edge_index' were modified in place after "
+    'BalanceAwareSampling (or AttachBeMap) attached the balance scores, '
+    'which describe the old edges. Edit the graph before applying '
+    'BalanceAwareSampling, or apply it again to the edited graph'
+)

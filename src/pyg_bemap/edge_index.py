@@ -1,43 +1,33 @@
 r"""The carrier that lets BeMap's information travel with the graph."""
 
 import copy
+import functools
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+import torch
 from torch import Tensor
 
 from pyg_bemap.bemap_info import BeMapInfo
-from pyg_bemap.utils.groups import SENS_COUNTS_NODES, check_edge_index
-from pyg_bemap.utils.private_api import (
-    DATA_GETTER,
-    without_subclass_dispatch,
+from pyg_bemap.infra.private_api import (
+    DISABLED_TORCH_FUNCTION,
+    version_counter,
 )
-from pyg_bemap.utils.sampling import EdgeGrouping
+from pyg_bemap.rules.draw import EdgeGrouping
+from pyg_bemap.rules.groups import SENS_COUNTS_NODES, check_edge_index
 
-# Tensor methods whose result is the same graph: the result keeps the info.
-_GRAPH_PRESERVING = {
-    Tensor.clone,
-    Tensor.to,
-    Tensor.cpu,
-    Tensor.cuda,
-    Tensor.detach,
-    Tensor.contiguous,
-    Tensor.pin_memory,
-    Tensor.share_memory_,
-}
-
-
-#: Tensor methods that hand out the edges' memory in a form whose edits
-#: torch does not count in the version counter.
-_UNTRACKED_ALIASES = {
-    Tensor.numpy,
-    Tensor.__array__,
-    Tensor.__dlpack__,
-    Tensor.untyped_storage,
-    Tensor.data_ptr,
-    Tensor.share_memory_,
-    DATA_GETTER,
-}
+#: Tensor methods whose result is the same graph: the result keeps the info.
+GRAPH_PRESERVING = (
+    'clone',
+    'to',
+    'cpu',
+    'cuda',
+    'detach',
+    'contiguous',
+    'pin_memory',
+    'share_memory_',
+)
 
 
 class BeMapEdgeIndex(Tensor):
@@ -46,55 +36,40 @@ class BeMapEdgeIndex(Tensor):
     groups and balance scores without any change to a model's
     :obj:`forward(x, edge_index)`.
 
-    It owns its edges (:func:`attach_bemap` copies them) and notices when
-    their memory is handed out in a form whose edits torch does not count
-    (:obj:`.data`, :meth:`numpy`, :meth:`as_tensor`, a view by indexing,
-    ...): until then, in-place edits are caught by the version counter
-    alone; from then on every sample also reads the edges to check their
-    content. :func:`torch.utils.dlpack.to_dlpack` and :obj:`as_subclass`
-    bypass this notice, so edits through their results go unnoticed: use
-    :meth:`as_tensor` for a plain alias.
+    It is read-only by contract, as the graph of PyG's :obj:`cached=True`
+    layers is: the balance scores describe its edges. An in-place edit
+    through torch raises at the next training pass (the version counter
+    tells, at no cost); :meth:`numpy` and :obj:`numpy.asarray` give
+    read-only arrays; edits through :obj:`.data`, :obj:`as_subclass` or
+    DLPack go unnoticed. Edit the graph before
+    :class:`~pyg_bemap.BalanceAwareSampling`, or apply it again after.
 
-    It is a plain :class:`torch.Tensor` for every operation; only the results
-    of :meth:`clone`, :meth:`to`, :meth:`cpu`, :meth:`cuda`, :meth:`detach`,
-    :meth:`contiguous` and :meth:`pin_memory` keep the information (moved
-    along), and so do :func:`copy.deepcopy`, :func:`torch.save` and
-    :func:`torch.load`. Create one with :func:`attach_bemap` or
-    :class:`~pyg_bemap.BalanceAwareSampling`.
+    It is a plain :class:`torch.Tensor` for every operation, which costs
+    nothing extra (no :meth:`__torch_function__`); only the results of
+    :meth:`clone`, :meth:`to`, :meth:`cpu`, :meth:`cuda`, :meth:`detach`,
+    :meth:`contiguous`, :meth:`pin_memory` and :meth:`share_memory_` keep
+    the information (moved along), and so do :func:`copy.deepcopy`,
+    :func:`torch.save` and :func:`torch.load`. Create one with
+    :func:`attach_bemap` or :class:`~pyg_bemap.BalanceAwareSampling`.
     """
 
     bemap: BeMapInfo
-
-    @classmethod
-    def __torch_function__(
-        cls,
-        func: Callable,
-        types: Any,
-        args: Any = (),
-        kwargs: dict[str, Any] | None = None,
-    ) -> Any:
-        kwargs = kwargs or {}
-        with without_subclass_dispatch():
-            out = func(*args, **kwargs)
-            _notice_aliases(func, args, out)
-        if (
-            func in _GRAPH_PRESERVING
-            and isinstance(out, Tensor)
-            and isinstance(args[0], BeMapEdgeIndex)
-            and 'bemap' in args[0].__dict__
-        ):
-            if out is args[0]:
-                return args[0]
-            return _carry(out, args[0].bemap)
-        return out
+    __torch_function__ = DISABLED_TORCH_FUNCTION
 
     def as_tensor(self) -> Tensor:
-        r"""Returns the edges as a plain :class:`torch.Tensor` (no copy): an
-        alias whose edits every later sample checks for."""
-        info = self.__dict__.get('bemap')
-        if info is not None:
-            info.untracked_aliases = True
+        r"""Returns the edges as a plain :class:`torch.Tensor` (no copy),
+        read-only by the same contract."""
         return self.as_subclass(Tensor)
+
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        r"""The edges as a read-only NumPy array (no copy)."""
+        array = self.as_subclass(Tensor).numpy(force=force)
+        array.flags.writeable = False
+        return array
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        array = self.numpy()
+        return array if dtype is None else array.astype(dtype, copy=False)
 
     def __reduce_ex__(self, proto: Any) -> Any:
         # The grouping travels, so that a saved dataset need not regroup.
@@ -122,32 +97,22 @@ class BeMapEdgeIndex(Tensor):
         return f'{self.__class__.__name__}({body}, bemap={self.bemap})'
 
 
-def _notice_aliases(func: Callable, args: Any, out: Any) -> None:
-    r"""Marks the carrier's edges as possibly edited behind torch's back
-    when :obj:`func` handed out their memory: a method of
-    :obj:`_UNTRACKED_ALIASES`, or a result that is not a carrier but shares
-    the carrier's storage (a view, whose own :obj:`.data` or
-    :meth:`numpy` would escape this notice). Runs without subclass
-    dispatch."""
-    carrier = args[0] if args else None
-    if not isinstance(carrier, BeMapEdgeIndex):
-        return
-    info = carrier.__dict__.get('bemap')
-    if info is None or info.untracked_aliases:
-        return
-    if func in _UNTRACKED_ALIASES:
-        info.untracked_aliases = True
-        return
-    if func in _GRAPH_PRESERVING:  # its result becomes a carrier
-        return
-    storage = carrier.untyped_storage().data_ptr()
-    results = out if isinstance(out, (tuple, list)) else (out,)
-    info.untracked_aliases = any(
-        isinstance(t, Tensor)
-        and not isinstance(t, BeMapEdgeIndex)
-        and t.untyped_storage().data_ptr() == storage
-        for t in results
-    )
+def _keeping_the_information(name: str) -> Callable[..., Any]:
+    method = getattr(Tensor, name)
+
+    @functools.wraps(method)
+    def keeping(self: BeMapEdgeIndex, *args: Any, **kwargs: Any) -> Any:
+        out = method(self, *args, **kwargs)
+        info = self.__dict__.get('bemap')
+        if out is self or info is None or not isinstance(out, Tensor):
+            return out
+        return _carry(out.as_subclass(Tensor), info)
+
+    return keeping
+
+
+for _name in GRAPH_PRESERVING:
+    setattr(BeMapEdgeIndex, _name, _keeping_the_information(_name))
 
 
 def _carry(out: Tensor, info: BeMapInfo) -> BeMapEdgeIndex:
@@ -165,11 +130,7 @@ def _carry(out: Tensor, info: BeMapInfo) -> BeMapEdgeIndex:
     grouping = info.grouping
     if grouping is not None:
         grouping = EdgeGrouping(*(move(t) for t in grouping))
-    copy_info = info.apply(move)
-    # a copy has no alias of its own yet, but the caller cannot be told
-    # apart from a view here when the sampler is gone: stay as cautious
-    copy_info.untracked_aliases = info.untracked_aliases
-    return _rebuild(out, copy_info, grouping)
+    return _rebuild(out, info.apply(move), grouping)
 
 
 def _rebuild(
@@ -177,6 +138,8 @@ def _rebuild(
 ) -> BeMapEdgeIndex:
     out = edges.as_subclass(BeMapEdgeIndex)
     out.bemap = info
+    if info.edges_version is None:  # a new carrier: its edges as they are
+        info.edges_version = version_counter(out)
     if grouping is not None:
         info.sampler(out, out.as_subclass(Tensor), EdgeGrouping(*grouping))
     return out
@@ -190,9 +153,9 @@ def attach_bemap(
     name: str = 'sens',
 ) -> BeMapEdgeIndex:
     r"""Returns a copy of :obj:`edge_index` as a :class:`BeMapEdgeIndex`
-    carrying the node groups and balance scores (a copy, so that no alias of
-    the input made before escapes the check for stale edges; the input is
-    not modified). Edges are grouped for the sampler here, once.
+    carrying the node groups and balance scores (a copy: the input is
+    neither modified nor tied to the carrier). Edges are grouped for the
+    sampler here, once.
 
     Args:
         edge_index (torch.Tensor): The edges, shape :obj:`[2, E]`.
@@ -214,8 +177,7 @@ def carrier_of(edge_index: Tensor, info: BeMapInfo) -> BeMapEdgeIndex:
     :class:`~pyg_bemap.BalanceAwareSampling`)."""
     plain = edge_index.as_subclass(Tensor).clone()
     out = _rebuild(plain, info)
-    info.untracked_aliases = False  # it owns its edges
-    info.sampler(out, plain, checked=True)  # groups the edges
+    info.sampler(out, plain, checked=True).grouping  # groups the edges
     return out
 
 

@@ -7,16 +7,16 @@ from torch import Tensor
 from pyg_bemap.edge_index import get_bemap
 from pyg_bemap.sampler import GraphSampler
 from pyg_bemap.settings import SamplerSettings
-from pyg_bemap.utils.balance import check_balance
-from pyg_bemap.utils.checks import check_generator
-from pyg_bemap.utils.groups import (
+from pyg_bemap.rules.balance import check_balance
+from pyg_bemap.infra.checks import check_generator
+from pyg_bemap.rules.groups import (
     SENS_COUNTS_NODES,
     check_edge_index,
     check_same_device,
     sensitive_groups,
 )
-from pyg_bemap.utils.layout import masked_columns
-from pyg_bemap.utils.sampling import draw_seed
+from pyg_bemap.infra.sparse import masked_columns
+from pyg_bemap.rules.draw import draw_seed
 
 
 def balanced_edge_sample(

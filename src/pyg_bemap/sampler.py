@@ -1,86 +1,51 @@
-r"""BeMap's sampler for one graph: it plans once and draws every pass.
+r"""BeMap's sampler for one graph: it plans once and draws a sample every
+pass.
 
 A :class:`GraphSampler` keeps what it derives from one graph (the edge
-grouping, one :class:`~pyg_bemap.utils.sampling.SamplingPlan` per setting,
-the builder of sampled sparse adjacencies, the full graph as a sparse
-adjacency for evaluation) and draws a :class:`Sample` from a seed. Which
-seed a layer's call uses is decided by :mod:`pyg_bemap.nn.sample_sharing`;
-the sampler gives the same :class:`Sample` object back for the same seed,
-so the layers of one pass share its mask and adjacency.
+grouping and one :class:`~pyg_bemap.rules.draw.SamplingPlan` per setting)
+and draws a :class:`Sample` from a seed. Both carry a :attr:`memo` in which
+the routes of :mod:`pyg_bemap.routes` keep the forms of the graph and of
+the sample that layers take; the sampler knows nothing of them. Which seed
+a call uses is decided by :mod:`pyg_bemap.nn.sample_sharing`.
 """
 
 import threading
+import weakref
 from collections.abc import Callable
 from typing import Any
 
 import torch
 from torch import Tensor
 
-from pyg_bemap.settings import SamplerSettings
-from pyg_bemap.utils.gcn_graph import GCNGraph
-from pyg_bemap.utils.graph_identity import GraphIdentity
-from pyg_bemap.utils.layout import (
-    MaskedAdjacency,
-    csr_of_ones,
-    transposed_adjacency,
-)
-from pyg_bemap.utils.sampling import (
+from pyg_bemap.infra.private_api import version_counter
+from pyg_bemap.rules.draw import (
     EdgeGrouping,
     SamplingPlan,
     draw_seeded_edge_mask,
     group_edges,
     sampling_plan,
 )
+from pyg_bemap.settings import SamplerSettings
 
 
 class Sample:
-    r"""One fair neighbourhood of every node: the seed it was drawn from and
-    the mask of kept edges, and the kept edges as the graphs layers take.
+    r"""One fair neighbourhood of every node: the seed it was drawn from,
+    the mask of kept edges, and a memo in which routes keep the forms of
+    the kept edges that layers take (built once per sample).
 
     Args:
         seed (int): The seed it was drawn from.
         mask (torch.Tensor): The kept edges, a boolean mask over the edges.
-        build_adjacency (callable): Builds the transposed sparse adjacency
-            of a mask for features of a dtype.
-        build_gcn_graph (callable): Builds the
-            :class:`~pyg_bemap.utils.gcn_graph.GCNGraph` of a mask for
-            features of a dtype.
     """
 
-    def __init__(
-        self,
-        seed: int,
-        mask: Tensor,
-        build_adjacency: Callable[[Tensor, torch.dtype], Any],
-        build_gcn_graph: Callable[[Tensor, torch.dtype], GCNGraph],
-    ):
+    def __init__(self, seed: int, mask: Tensor):
         self.seed, self.mask = seed, mask
-        self._builders = {'sparse': build_adjacency, 'gcn': build_gcn_graph}
-        self._built: dict[tuple[str, torch.dtype], Any] = {}
-
-    def adjacency(self, dtype: torch.dtype) -> Any:
-        r"""The kept edges as a transposed sparse adjacency sorted by target
-        (self-loops left out, see ``MaskedAdjacency``) for features of
-        :obj:`dtype`, built once per dtype."""
-        return self._once('sparse', dtype)
-
-    def gcn_graph(self, dtype: torch.dtype) -> GCNGraph:
-        r"""The kept edges (self-loops left out) ready for GCN propagation,
-        for features of :obj:`dtype`, built once per dtype."""
-        return self._once('gcn', dtype)
-
-    def _once(self, kind: str, dtype: torch.dtype) -> Any:
-        built = self._built.get((kind, dtype))
-        if built is None:
-            built = self._builders[kind](self.mask, dtype)
-            self._built[kind, dtype] = built
-        return built
+        self.memo: dict[Any, Any] = {}
 
     def __repr__(self) -> str:
-        kept = int(self.mask.sum())
         return (
             f'{self.__class__.__name__}(seed={self.seed}, '
-            f'kept={kept}/{self.mask.numel()})'
+            f'num_edges={self.mask.numel()})'
         )
 
 
@@ -88,10 +53,11 @@ class GraphSampler:
     r"""Draws BeMap's fair neighbourhoods of one graph, from what it
     derives once from the graph and its nodes' groups and balance scores.
 
-    It stays valid while the graph it was built for is unchanged: for an
-    edge list, the same memory (a copy sharing it, e.g. :meth:`detach`,
-    also matches) and no in-place edit since (the tensor's version
-    counter); for a sparse adjacency, the same object.
+    It belongs to the graph it was built for while that graph is unchanged
+    (:meth:`matches`): for an edge list, the same memory (a copy sharing
+    it, e.g. :meth:`detach`, also matches) and no in-place edit through
+    torch since (the tensor's version counter); for a sparse adjacency,
+    the same object.
 
     Args:
         graph: The graph the layers receive (an edge list, a
@@ -103,13 +69,7 @@ class GraphSampler:
         balance (torch.Tensor): The balance score of every node.
         num_groups (int): The number of groups.
         grouping (EdgeGrouping, optional): The edge grouping, when known.
-            (default: :obj:`None`, computed here)
-        check_groups (callable, optional): Raises if the sensitive
-            attribute the groups come from was edited since.
-            (default: :obj:`None`)
-        untracked_aliases (callable, optional): Whether the edges may have
-            been edited without torch counting it, so that every sample
-            reads them to check. (default: :obj:`None`, always)
+            (default: :obj:`None`, computed on the first draw)
     """
 
     def __init__(
@@ -120,34 +80,41 @@ class GraphSampler:
         balance: Tensor,
         num_groups: int,
         grouping: EdgeGrouping | None = None,
-        check_groups: Callable[[], None] | None = None,
-        untracked_aliases: Callable[[], bool] | None = None,
     ):
         self.edge_index = edge_index
         self.sens, self.balance = sens, balance
-        if grouping is None:
-            grouping = group_edges(edge_index, sens, num_groups)
-        self.grouping = grouping
-        self._identity = GraphIdentity(graph)
-        self._check_groups = check_groups
-        self._untracked_aliases = untracked_aliases
+        self.num_groups = num_groups
+        self._grouping = grouping
+        self._identity = _identity(graph)
+        if _is_edge_list(graph):  # its memory is never another tensor's
+            self._pinned = graph.as_subclass(Tensor)
         self._plans: dict[tuple[float, int, str], SamplingPlan] = {}
-        self._masked_adjacency: MaskedAdjacency | None = None
-        self._full_graphs: dict[tuple[str, torch.dtype], Any] = {}
-        self._shape: tuple[bool, bool] | None = None
-        #: Per thread: the last sample of every setting, and the seeds of
-        #: layers outside a scoped model (see ``sample_sharing``).
+        #: What routes derive from the whole graph, by their own keys.
+        self.memo: dict[Any, Any] = {}
+        #: Per thread: the pass each setting's current sample belongs to.
         self.per_thread = threading.local()
+
+    @property
+    def num_nodes(self) -> int:
+        return self.sens.numel()
+
+    @property
+    def grouping(self) -> EdgeGrouping:
+        r"""The non-self-loop edges grouped by target and source group."""
+        if self._grouping is None:
+            self._grouping = group_edges(
+                self.edge_index, self.sens, self.num_groups
+            )
+        return self._grouping
+
+    @property
+    def has_grouping(self) -> bool:
+        return self._grouping is not None
 
     def matches(self, graph: Any) -> bool:
         r"""Whether the sampler was built for :obj:`graph`, unchanged
         since."""
-        return self._identity.matches(graph)
-
-    def edited(self, graph: Any) -> bool:
-        r"""Whether :obj:`graph` is the edge list the sampler was built for,
-        modified in place since."""
-        return self._identity.edited(graph)
+        return _identity(graph) == self._identity
 
     def plan(self, settings: SamplerSettings) -> SamplingPlan:
         r"""The sampling plan of :obj:`settings`, computed once per
@@ -156,105 +123,48 @@ class GraphSampler:
         plan = self._plans.get(key)
         if plan is None:
             plan = self._plans[key] = sampling_plan(
-                self.edge_index, self.grouping, self.sens, self.balance, *key
+                self.edge_index,
+                self.grouping,
+                self.sens,
+                self.balance,
+                *key,
             )
         return plan
 
     def draw(self, settings: SamplerSettings, seed: int) -> Sample:
         r"""The sample of :obj:`settings` drawn from :obj:`seed`: the same
-        seed gives the same sample, and the same object when it was this
-        thread's last draw of the setting.
+        seed gives the same mask."""
+        return Sample(seed, draw_seeded_edge_mask(self.plan(settings), seed))
 
-        Raises:
-            ValueError: If the edges or the groups were edited in place
-                since the sampler was built (see :meth:`check_unchanged`).
-        """
-        last = self.per_thread.__dict__.setdefault('last_sample', {})
-        sample = last.get(settings.draw_key)
-        if sample is None or sample.seed != seed:
-            self.check_unchanged()
-            mask = draw_seeded_edge_mask(self.plan(settings), seed)
-            sample = Sample(
-                seed, mask, self._sampled_adjacency, self._sampled_gcn_graph
-            )
-            last[settings.draw_key] = sample
-        return sample
+    def remembered(self, key: Any, build: Callable[[], Any]) -> Any:
+        r"""What :obj:`build` derives from the whole graph, built once per
+        :obj:`key` (see :attr:`memo`)."""
+        return remembered(self.memo, key, build)
 
-    def check_unchanged(self) -> None:
-        r"""Raises a :class:`ValueError` if the edges or the sensitive
-        attribute were edited in place since the sampler was built, by any
-        route (indexing, :obj:`.data`, a NumPy view): run once per sample
-        and per use of the full graph, so that no pass uses stale counts.
-        The edges' content is read only when they may have untracked
-        aliases; the version counter (in :meth:`matches`) covers the
-        rest."""
-        if self._untracked_aliases is None or self._untracked_aliases():
-            self._identity.check_unchanged()
-        if self._check_groups is not None:
-            self._check_groups()
 
-    @property
-    def has_self_loops(self) -> bool:
-        r"""Whether the graph has an edge :math:`(i, i)`."""
-        return self._graph_shape()[0]
+def remembered(memo: dict[Any, Any], key: Any, build: Callable[[], Any]) -> Any:
+    r""":obj:`memo[key]`, built by :obj:`build` on first use."""
+    value = memo.get(key)
+    if value is None:
+        value = memo[key] = build()
+    return value
 
-    @property
-    def has_repeated_edges(self) -> bool:
-        r"""Whether an edge :math:`(j, i)`, :math:`j \neq i`, occurs more
-        than once."""
-        return self._graph_shape()[1]
 
-    def _graph_shape(self) -> tuple[bool, bool]:
-        if self._shape is None:
-            loops = self.grouping.perm.numel() < self.edge_index.size(1)
-            src, dst = self.edge_index[:, self.grouping.perm].long()
-            key = torch.sort(dst * self.sens.numel() + src).values
-            self._shape = (loops, bool((key[1:] == key[:-1]).any()))
-        return self._shape
-
-    def full_adjacency(self, dtype: torch.dtype) -> Any:
-        r"""The whole graph, every edge as given (self-loops and repeated
-        edges included), as a transposed sparse adjacency (see
-        :func:`~pyg_bemap.utils.layout.transposed_adjacency`) for features
-        of :obj:`dtype`, built once (with the check of :meth:`draw`)."""
-        return self._full(
-            'sparse',
-            dtype,
-            lambda: transposed_adjacency(
-                self.edge_index, self.sens.numel(), dtype=dtype
-            ),
+def _identity(graph: Any) -> tuple[Any, ...]:
+    r"""What tells one graph from another: an edge list by its memory and
+    version counter, anything else by object identity (a weak reference,
+    so that a new object never takes a dead one's place)."""
+    if _is_edge_list(graph):
+        plain = graph.as_subclass(Tensor)
+        return (
+            plain.data_ptr(),
+            plain.device,
+            tuple(plain.shape),
+            plain.stride(),
+            version_counter(plain),
         )
+    return (weakref.ref(graph),)
 
-    def full_gcn_graph(self, dtype: torch.dtype) -> GCNGraph:
-        r"""The whole graph, which must have no self-loops or repeated
-        edges, ready for GCN propagation for features of :obj:`dtype`,
-        built once (with the check of :meth:`draw`)."""
-        return self._full(
-            'gcn',
-            dtype,
-            lambda: GCNGraph(
-                csr_of_ones(self.edge_index, self.sens.numel(), dtype=dtype)
-            ),
-        )
 
-    def _full(
-        self, kind: str, dtype: torch.dtype, build: Callable[[], Any]
-    ) -> Any:
-        self.check_unchanged()
-        built = self._full_graphs.get((kind, dtype))
-        if built is None:
-            built = self._full_graphs[kind, dtype] = build()
-        return built
-
-    def _masked(self) -> MaskedAdjacency:
-        if self._masked_adjacency is None:
-            self._masked_adjacency = MaskedAdjacency(
-                self.edge_index, self.sens.numel()
-            )
-        return self._masked_adjacency
-
-    def _sampled_adjacency(self, mask: Tensor, dtype: torch.dtype) -> Any:
-        return self._masked()(mask, dtype)
-
-    def _sampled_gcn_graph(self, mask: Tensor, dtype: torch.dtype) -> GCNGraph:
-        return GCNGraph(*self._masked().csr_pair(mask, dtype))
+def _is_edge_list(graph: Any) -> bool:
+    return isinstance(graph, Tensor) and graph.layout == torch.strided

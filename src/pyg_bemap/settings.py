@@ -3,8 +3,8 @@ r"""BeMap's hyper-parameters in one frozen, validated value."""
 from dataclasses import dataclass
 from typing import Any
 
-from pyg_bemap.utils.checks import check_integer, check_positive, check_share
-from pyg_bemap.utils.sampling import STRATEGIES
+from pyg_bemap.infra.checks import check_integer, check_positive, check_share
+from pyg_bemap.rules.quotas import STRATEGIES
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,7 @@ from torch_geometric.nn import (
 
 from pyg_bemap import BalanceAwareSampling, BeMapConv, RowNormConv
 from pyg_bemap.nn.bemap_conv import LAYOUTS
-from pyg_bemap.nn.fused import FusedGATConv, FusedGCNConv
+from pyg_bemap.nn import FusedGATConv
 
 IN, OUT = 6, 5
 
@@ -52,7 +52,6 @@ FAMILIES = {
         lambda: GCNConv(IN, OUT, normalize=False),
         'edge_weight',
     ),
-    'fused-gcn': (lambda: FusedGCNConv(IN, OUT), 'edge_weight'),
     'sg': (lambda: SGConv(IN, OUT, K=2), 'edge_weight'),
     'tag': (lambda: TAGConv(IN, OUT, K=2), 'edge_weight'),
     'cheb': (lambda: ChebConv(IN, OUT, K=2), 'edge_weight'),

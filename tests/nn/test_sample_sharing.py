@@ -1,5 +1,4 @@
 import copy
-import gc
 import io
 import threading
 import time
@@ -9,8 +8,7 @@ import torch
 from torch_geometric.nn import GCNConv, MessagePassing
 
 from pyg_bemap import BalanceAwareSampling, BeMapConv, to_bemap
-from pyg_bemap.nn import sample_sharing
-from pyg_bemap.nn.sample_sharing import REPLAY_LENGTH, CallReplay, PassScope
+from pyg_bemap.nn.sample_sharing import REPLAY_LENGTH, CallReplay
 from tests.conftest import random_graph
 
 THREAD_TIMEOUT = 120  # seconds; the threads below need well under one
@@ -80,46 +78,65 @@ def train(model, data, num_passes):
         model(data.x, data.edge_index)
 
 
-def test_scoped_model_shares_one_sample_also_with_weight_sharing(data):
-    model = to_bemap(WeightSharing())
+@pytest.mark.parametrize('convert', [True, False], ids=['to_bemap', 'own'])
+def test_one_sample_per_pass_also_with_weight_sharing(data, convert):
+    model = WeightSharing()  # written by hand, or passed to to_bemap
+    model = to_bemap(model) if convert else model
     train(model, data, 5)
     assert_one_fresh_sample_per_pass(model, 5)
 
 
-def test_unscoped_layers_share_until_a_layer_asks_again(data):
-    model = TwoLayers()  # not passed to to_bemap
-    train(model, data, 5)
-    assert_one_fresh_sample_per_pass(model, 5)
-    # the documented rule for weight sharing without a scope: the second
-    # call of a layer in a pass starts a new sample
-    model = WeightSharing()
-    model(data.x, data.edge_index)
-    first, second, again = passes(model)[0]
-    assert first == second != again
-
-
-def test_layers_called_on_their_own(data):
+def test_layers_called_on_their_own_are_passes_of_their_own(data):
     a, b = BeMapConv(Recorder()), BeMapConv(Recorder())
-    for layer in (a, b, a, a, b):
+    for layer in (a, b, a):
         layer(data.x, data.edge_index)
-    assert a.conv.seen[0] == b.conv.seen[0]  # shared until 'a' asks again
-    assert a.conv.seen[1] != a.conv.seen[0]
-    assert a.conv.seen[2] != a.conv.seen[1]  # 'a' alone: a new one each call
-    assert b.conv.seen[1] == a.conv.seen[2]
+    assert len({*a.conv.seen, *b.conv.seen}) == 3
 
 
-def test_a_new_layer_is_not_mistaken_for_a_dead_one(data, monkeypatch):
-    # CPython may give a new layer the id of a dead one; simulate the worst
-    # case, every object with one id: distinct layers must still share
-    monkeypatch.setattr(sample_sharing, 'id', lambda obj: 0, raising=False)
-    first = BeMapConv(Recorder())
-    first(data.x, data.edge_index)
-    used = first.conv.seen[0]
-    del first
-    gc.collect()
-    second = BeMapConv(Recorder())
-    second(data.x, data.edge_index)
-    assert second.conv.seen[0] == used
+class Outer(torch.nn.Module):
+    r"""Calls two models in one call: a pass of the outermost module."""
+
+    def __init__(self):
+        super().__init__()
+        self.left, self.right = TwoLayers(), TwoLayers()
+
+    def forward(self, x, edge_index):
+        return self.left(x, edge_index) + self.right(x, edge_index)
+
+
+def test_a_pass_is_a_call_of_the_outermost_module(data):
+    outer = Outer()
+    for _ in range(3):
+        outer(data.x, data.edge_index)
+    left, right = passes(outer.left), passes(outer.right)
+    assert left == right and len({calls[0] for calls in left}) == 3
+    outer.left(data.x, data.edge_index)  # alone: a pass of its own
+    assert outer.left.first.conv.seen[-1] not in outer.right.first.conv.seen
+
+
+def test_a_leftover_sample_is_never_reused(data):
+    def losses(model, before=None):
+        model.train()
+        torch.manual_seed(0)
+        if before is not None:  # a training-mode pass, no backward pass
+            before(data.x, data.edge_index)
+        torch.manual_seed(1)
+        out = [model(data.x, data.edge_index).sum() for _ in range(3)]
+        return [loss.item() for loss in out]
+
+    torch.manual_seed(0)
+    model = TwoGCN()
+    other = copy.deepcopy(model)
+    assert losses(model) == losses(model, before=other)
+
+
+class TwoGCN(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.first, self.second = BeMapConv(8, 16), BeMapConv(16, 2)
+
+    def forward(self, x, edge_index):
+        return self.second(self.first(x, edge_index).relu(), edge_index)
 
 
 def run_threads(*targets):
@@ -131,11 +148,8 @@ def run_threads(*targets):
     assert not any(thread.is_alive() for thread in threads)
 
 
-@pytest.mark.parametrize('scoped', [True, False])
-def test_fresh_samples_while_another_thread_runs_an_unrelated_model(
-    data, scoped
-):
-    model = to_bemap(TwoLayers()) if scoped else TwoLayers()
+def test_fresh_samples_while_another_thread_runs_an_unrelated_model(data):
+    model = TwoLayers()
     unrelated = torch.nn.Sequential(*[torch.nn.Linear(8, 8)] * 20)
     done = threading.Event()
 
@@ -151,11 +165,8 @@ def test_fresh_samples_while_another_thread_runs_an_unrelated_model(
     assert_one_fresh_sample_per_pass(model, 20)
 
 
-@pytest.mark.parametrize('scoped', [True, False])
-def test_two_models_trained_in_two_threads(data, scoped):
-    models = [TwoLayers(), TwoLayers()]
-    if scoped:
-        models = [to_bemap(m) for m in models]
+def test_two_models_trained_in_two_threads(data):
+    models = [TwoLayers(), to_bemap(TwoLayers())]
     barrier = threading.Barrier(2)
 
     def trainer(model):
@@ -202,28 +213,31 @@ def test_one_thread_trains_while_another_evaluates(data):
 
 def test_no_global_hooks_and_unrelated_modules_untouched(data):
     module = torch.nn.modules.module
-    model = to_bemap(TwoLayers())
-    train(model, data, 2)
+    models = [to_bemap(TwoLayers()), TwoLayers()]
+    for model in models:
+        train(model, data, 2)
     BeMapConv(GCNConv(8, 4))(data.x, data.edge_index)
     assert not module._global_forward_pre_hooks
     assert not module._global_forward_hooks
-    unrelated = torch.nn.Linear(8, 8)
-    assert not unrelated._forward_pre_hooks and not unrelated._forward_hooks
+    for model in models + [torch.nn.Linear(8, 8)]:
+        for child in model.modules():  # no hooks on anything
+            assert not child._forward_pre_hooks and not child._forward_hooks
 
 
-def test_scope_closes_after_an_exception(data):
+def test_a_pass_ends_with_an_exception(data):
     class Failing(TwoLayers):
         def forward(self, x, edge_index):
             super().forward(x, edge_index)
             raise RuntimeError('boom')
 
-    model = to_bemap(Failing())
-    with pytest.raises(RuntimeError, match='boom'):
-        model(data.x, data.edge_index)
-    assert model.bemap_pass_scope.seeds() is None
+    model = Failing()
+    for _ in range(2):
+        with pytest.raises(RuntimeError, match='boom'):
+            model(data.x, data.edge_index)
+    assert_one_fresh_sample_per_pass(model, 2)
 
 
-def test_scope_survives_deepcopy_and_pickling(data):
+def test_copies_and_pickled_models_share_within_their_passes(data):
     model = to_bemap(TwoLayers())
     model(data.x, data.edge_index)
     buffer = io.BytesIO()
@@ -233,19 +247,10 @@ def test_scope_survives_deepcopy_and_pickling(data):
         copy.deepcopy(model),
         torch.load(buffer, weights_only=False),
     ):
-        scope = other.bemap_pass_scope
-        assert scope is not model.bemap_pass_scope
-        assert other.first.pass_scope is scope is other.second.pass_scope
         for layer in (other.first, other.second):
             layer.conv.by_thread.clear()
         train(other, data, 3)
         assert_one_fresh_sample_per_pass(other, 3)
-
-
-def test_pass_scope_outside_a_pass():
-    scope = PassScope()
-    assert scope.seeds() is None
-    assert repr(scope) == 'PassScope()'
 
 
 def test_call_replay_forgets_the_oldest_calls():

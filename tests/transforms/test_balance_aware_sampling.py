@@ -4,10 +4,10 @@ import pytest
 import torch
 from torch_geometric.data import Data, HeteroData
 
-import pyg_bemap.utils.balance as balance
-import pyg_bemap.utils.groups as groups
+import pyg_bemap.rules.balance as balance
+import pyg_bemap.rules.groups as groups
 from pyg_bemap import BalanceAwareSampling, BeMapEdgeIndex
-from pyg_bemap.utils import balance_score
+from pyg_bemap import balance_score
 from tests.conftest import random_graph
 from tests.reference import reference_balance, reference_counts
 

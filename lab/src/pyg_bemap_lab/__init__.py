@@ -18,7 +18,6 @@ _HOMES = {
     'PAPER_BUDGETS': 'models',
     'Hyper': 'models',
     'NodeClassifier': 'models',
-    'fast_graph': 'models',
     'DEFAULT_RULE': 'selection',
     'RULES': 'selection',
     'History': 'training',

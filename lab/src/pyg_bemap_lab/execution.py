@@ -13,10 +13,14 @@ from typing import Any
 import torch
 from torch_geometric.data import Data
 
-from pyg_bemap.datasets import SPECS, FairGraphDataset, split_masks
-from pyg_bemap.datasets.fair_graph import scale_features
-from pyg_bemap.datasets.reference_splits import reference_split
-from pyg_bemap.settings import SamplerSettings
+from pyg_bemap import SamplerSettings
+from pyg_bemap.datasets import (
+    SPECS,
+    FairGraphDataset,
+    reference_split,
+    scale_features,
+    split_masks,
+)
 from pyg_bemap.transforms import BalanceAwareSampling
 from pyg_bemap_lab.models import PAPER_BUDGETS
 from pyg_bemap_lab.planning import missing_jobs, plan_dataset

@@ -7,17 +7,11 @@ from typing import Any
 
 import torch
 from torch import Tensor
-from torch_geometric.data import Data
-from torch_geometric.nn import SAGEConv
-from torch_geometric.typing import WITH_TORCH_SPARSE
+from torch_geometric.nn import GCNConv, SAGEConv
 
-from pyg_bemap.bemap_info import BeMapInfo
-from pyg_bemap.edge_index import BeMapEdgeIndex
-from pyg_bemap.nn import BeMapConv, RowNormConv, to_bemap
-from pyg_bemap.nn.fused import FusedGATConv, FusedGCNConv
-from pyg_bemap.settings import SamplerSettings
-from pyg_bemap.utils.layout import transposed_adjacency
-from pyg_bemap.utils.sampling import STRATEGIES
+from pyg_bemap import BeMapInfo, SamplerSettings
+from pyg_bemap.nn import BeMapConv, FusedGATConv, RowNormConv, to_bemap
+from pyg_bemap.rules import STRATEGIES
 from pyg_bemap_lab.names import TRAIN_EPOCHS, TRAIN_PATIENCE
 
 #: Each method's backbone and training graph (None for the full graph, a
@@ -119,11 +113,9 @@ class NodeClassifier(torch.nn.Module):
         hyper: Hyper,
     ):
         super().__init__()
-        # FusedGCNConv remembers the normalisation of each graph it sees,
-        # so the fixed graph of evaluation is normalised once.
         makers: dict[str, Callable[[int, int], torch.nn.Module]] = {
             'mlp': lambda i, o: _Linear(i, o),
-            'gcn': lambda i, o: FusedGCNConv(i, o),
+            'gcn': lambda i, o: GCNConv(i, o),
             'sage': lambda i, o: SAGEConv(i, o),
             'gat': lambda i, o: FusedGATConv(i, o, heads=1),
             'row': lambda i, o: RowNormConv(i, o),
@@ -165,22 +157,3 @@ class _Linear(torch.nn.Linear):
 
     def forward(self, x: Tensor, graph: Any = None) -> Tensor:
         return super().forward(x)
-
-
-def fast_graph(data: Data, backbone: str) -> Any:
-    r"""The full graph in the fastest layout the backbone takes: a
-    transposed sparse adjacency, whose sparse products avoid materialising
-    one message per edge (a :class:`torch_sparse.SparseTensor` when
-    installed, else a :obj:`torch.sparse` CSR tensor), for the GCN and SAGE
-    backbones and, with :obj:`torch_sparse`, for
-    :class:`~pyg_bemap.nn.fused.FusedGATConv` and
-    :class:`~pyg_bemap.RowNormConv`; the edge list otherwise.
-    """
-    edge_index = data.edge_index
-    if isinstance(edge_index, BeMapEdgeIndex):
-        edge_index = edge_index.as_tensor()
-    if backbone in ('gcn', 'sage') or (
-        backbone in ('gat', 'row') and WITH_TORCH_SPARSE
-    ):
-        return transposed_adjacency(edge_index, data.num_nodes)
-    return edge_index

@@ -4,7 +4,7 @@ fairness gap, a labelled point per swept setting, and the paired plots."""
 import math
 from typing import Any
 
-from pyg_bemap.utils.styles import LINE_STYLES
+from pyg_bemap.metrics import LINE_STYLES
 from pyg_bemap_lab.models import BACKBONES
 from pyg_bemap_lab.planning import stored_runs
 from pyg_bemap_lab.plot_labels import canvas, spread_labels

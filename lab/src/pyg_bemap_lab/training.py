@@ -15,14 +15,12 @@ import torch
 from torch import Tensor
 from torch_geometric.data import Data
 
-from pyg_bemap.edge_index import BeMapEdgeIndex, get_bemap
-from pyg_bemap.functional import balanced_edge_sample
+from pyg_bemap import BeMapEdgeIndex, balanced_edge_sample, get_bemap
 from pyg_bemap.metrics import FairnessReport, fairness_report
-from pyg_bemap.utils.layout import transposed_adjacency
-from pyg_bemap.utils.sampling import STRATEGIES
+from pyg_bemap.rules import STRATEGIES
 from pyg_bemap_lab.baselines import fairdrop_edge
 from pyg_bemap_lab.degenerate import degenerate_on_validation
-from pyg_bemap_lab.models import METHODS, Hyper, NodeClassifier, fast_graph
+from pyg_bemap_lab.models import METHODS, Hyper, NodeClassifier
 from pyg_bemap_lab.renumbering import renumber_like_reference
 from pyg_bemap_lab.selection import (
     CURVE_METRICS,
@@ -289,7 +287,7 @@ class Trainer:
             weight_decay=hyper.weight_decay,
         )
         self.data, self.sampler, self.hyper = data, sampler, hyper
-        self.graph = fast_graph(data, backbone)
+        self.graph = data.edge_index  # evaluation on the full graph
         self.bemap = get_bemap(data.edge_index)
         self.target = data.y[data.train_mask].float()
 
@@ -322,7 +320,7 @@ class Trainer:
             kept = self._renumbered_sample()
         else:
             return self.graph
-        return transposed_adjacency(kept, self.data.num_nodes)
+        return kept
 
     def _fairdrop_sample(self) -> Tensor:
         edge_index = self.data.edge_index

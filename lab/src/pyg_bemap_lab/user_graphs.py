@@ -15,7 +15,7 @@ from torch_geometric.data import Data, Dataset
 from torch_geometric.utils import coalesce, remove_self_loops, to_undirected
 
 from pyg_bemap.datasets import ALIASES, SPECS
-from pyg_bemap.utils import fairness_task
+from pyg_bemap.metrics import fairness_task
 from pyg_bemap_lab.names import DEFAULT_FRACTIONS
 from pyg_bemap_lab.store import writable_folder
 

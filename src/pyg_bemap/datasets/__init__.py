@@ -3,8 +3,10 @@ from pyg_bemap.datasets.fair_graph import (
     default_root,
     load_german,
     load_nba,
+    scale_features,
 )
 from pyg_bemap.datasets.raw_files import DownloadError
+from pyg_bemap.datasets.reference_splits import reference_split
 from pyg_bemap.datasets.specs import ALIASES, BUNDLED_DIR, SPECS
 from pyg_bemap.datasets.splits import split_masks
 from pyg_bemap.datasets.synthetic import biased_sbm
@@ -19,5 +21,7 @@ __all__ = [
     'default_root',
     'load_german',
     'load_nba',
+    'reference_split',
+    'scale_features',
     'split_masks',
 ]

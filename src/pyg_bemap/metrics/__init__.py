@@ -12,22 +12,27 @@ from pyg_bemap.metrics.fairness_report import (
     fairness_report,
     roc_auc,
 )
+from pyg_bemap.metrics.task import FairnessTask, fairness_task
 from pyg_bemap.metrics.probe import (
+    LINE_STYLES,
     ProbeBin,
     ProbeResult,
     sensitive_attribute_probe,
 )
 
 __all__ = [
+    'LINE_STYLES',
     'Diagnosis',
     'DistanceBias',
     'FairnessReport',
+    'FairnessTask',
     'GroupMetrics',
     'ProbeBin',
     'ProbeResult',
     'diagnose',
     'distance_bias',
     'fairness_report',
+    'fairness_task',
     'layerwise_distance_bias',
     'majority_ratio',
     'propagate',

@@ -15,7 +15,7 @@ from torch_geometric.nn.conv import MessagePassing
 from torch_geometric.utils import remove_self_loops, scatter
 
 from pyg_bemap.nn import BeMapConv
-from pyg_bemap.utils.groups import (
+from pyg_bemap.rules.groups import (
     SENS_COUNTS_NODES,
     check_edge_index,
     sensitive_groups,

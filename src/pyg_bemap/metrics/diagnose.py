@@ -8,13 +8,14 @@ from torch import Tensor
 from torch_geometric.data import Data
 
 from pyg_bemap.settings import SamplerSettings
-from pyg_bemap.utils.balance import imbalance
-from pyg_bemap.utils.counts import (
+from pyg_bemap.rules.balance import imbalance
+from pyg_bemap.rules.counts import (
     DEFAULT_MEMORY_BUDGET,
     checked_hop_group_counts,
 )
-from pyg_bemap.utils.sampling import fair_quotas, group_edges
-from pyg_bemap.utils.task import fairness_task
+from pyg_bemap.rules.draw import group_edges
+from pyg_bemap.rules.quotas import fair_quotas
+from pyg_bemap.metrics.task import fairness_task
 
 #: The quantiles of the imbalance :math:`D_i` that a diagnosis reports.
 QUANTILES = {'min': 0.0, 'q25': 0.25, 'median': 0.5, 'q75': 0.75, 'max': 1.0}

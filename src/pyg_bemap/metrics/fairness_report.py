@@ -12,7 +12,7 @@ from pyg_bemap.metrics.report_inputs import (
     scores_and_predictions,
     selected_nodes,
 )
-from pyg_bemap.utils.groups import check_same_device, sensitive_groups
+from pyg_bemap.rules.groups import check_same_device, sensitive_groups
 
 
 @dataclass(frozen=True)

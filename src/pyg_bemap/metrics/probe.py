@@ -11,8 +11,19 @@ import torch
 from torch import Tensor
 
 from pyg_bemap.metrics.bias import majority_ratio
-from pyg_bemap.utils.groups import sensitive_groups
-from pyg_bemap.utils.styles import LINE_STYLES
+from pyg_bemap.rules.groups import sensitive_groups
+
+
+#: The marker, line style and colour of each curve of a plot, in turn. The
+#: colours are Paul Tol's high-contrast scheme and black, of distinct
+#: lightness, so curves stay apart in greyscale and for colour-blind
+#: readers.
+LINE_STYLES = [
+    ('o', '-', '#004488'),
+    ('s', '--', '#DDAA33'),
+    ('^', ':', '#BB5566'),
+    ('D', '-.', '#000000'),
+]
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ import warnings
 import torch
 from torch import Tensor
 
-from pyg_bemap.utils.checks import is_number
+from pyg_bemap.infra.checks import is_number
 
 
 def scores_and_predictions(

@@ -1,35 +1,23 @@
+r"""BeMapConv: any message-passing layer on a fair neighbourhood in
+training and on the full graph in evaluation."""
+
 from typing import Any
 
 import torch
-from torch import Tensor
 from torch_geometric.nn.conv import MessagePassing
-from torch_geometric.utils import is_torch_sparse_tensor
 
-from pyg_bemap.edge_index import BeMapEdgeIndex, BeMapInfo, get_bemap
-from pyg_bemap.nn.gcn_propagation import gcn_forward, propagates_directly
-from pyg_bemap.nn.graph_layouts import (
-    SPARSE_DTYPES,
-    edge_pairs,
-    same_on_sparse,
-)
+from pyg_bemap.bemap_info import BeMapInfo
+from pyg_bemap.infra.checks import check_generator
 from pyg_bemap.nn.inner_layer import (
-    edge_level_args_given,
     inner_layer,
     inner_names_on_load,
     inner_names_on_save,
-    mask_edge_level_args,
     positional_names,
 )
-from pyg_bemap.nn.sample_sharing import (
-    CallReplay,
-    PassScope,
-    SharedSeed,
-    layer_seed,
-)
-from pyg_bemap.sampler import GraphSampler, Sample
+from pyg_bemap.nn.sample_sharing import CallReplay, pass_sample
+from pyg_bemap.routes import GraphInput, LayerCall, Route, choose_route
+from pyg_bemap.sampler import Sample
 from pyg_bemap.settings import SamplerSettings
-from pyg_bemap.utils.checks import check_generator
-from pyg_bemap.utils.layout import quiet_sparse
 
 #: How the sampled graph reaches the inner layer in training.
 LAYOUTS = ('auto', 'edge_index', 'sparse')
@@ -60,31 +48,27 @@ class BeMapConv(MessagePassing):
     **In evaluation mode it computes what the inner layer computes on the
     full graph**, for every layer, :obj:`layout`, graph (self-loops,
     repeated edges, any order, isolated nodes, edge weights and attributes)
-    and floating dtype, with and without :obj:`torch_sparse`: up to the
-    order of floating-point sums where a layer that computes the same
-    function on a sparse adjacency (plain :obj:`GCNConv` without
-    :obj:`improved=True`, :obj:`SGConv`, :obj:`TAGConv`, :obj:`SAGEConv`
-    with mean or sum, :obj:`GraphConv`, :obj:`GINConv`, and with
-    :obj:`torch_sparse` :class:`~pyg_bemap.RowNormConv` and
-    :class:`~pyg_bemap.nn.fused.FusedGATConv`) receives the full graph as
-    one (built once per graph; a plain :obj:`GCNConv` without hooks is
-    computed from its own parameters, in training too, as
+    and floating dtype, with and without :obj:`torch_sparse`. A route
+    (:mod:`pyg_bemap.routes`) builds the graph the layer gets: the edge
+    list for any layer; a sparse adjacency, built once per graph or
+    sample, for layers that compute the same function on it; and, for a
+    plain :obj:`GCNConv`, GCN's propagation from its own parameters,
     :math:`\mathbf{s} \odot ((\mathbf{A} + \mathbf{I}) (\mathbf{s}
     \odot \mathbf{X} \mathbf{\Theta})) + \mathbf{b}` with
     :math:`\mathbf{s} = (\mathbf{d} + 1)^{-1/2}`, which normalises no
-    edge per call), and exactly the inner layer's call on the edges
-    otherwise (any other layer or option, graphs with
-    self-loops or repeated edges, half precision, edge-level arguments).
+    edge per call. The fast routes agree with the layer's own call up to
+    the order of floating-point sums, and every call they cannot honour
+    (hooks, edge-level arguments, half precision, autocast, inference
+    mode, sparse or batched features, another flow) takes the edge list.
     In training, outputs and gradients have the input's dtype.
 
-    One sample is drawn per pass (a call of the model) and used by all
-    :class:`BeMapConv` layers of the pass, also by a layer called twice, in
-    models prepared by :func:`~pyg_bemap.to_bemap`; layers outside such a
-    model share a sample until one of them is called again. A recomputation
-    under activation checkpointing uses the sample of the call it
-    recomputes. :mod:`pyg_bemap.nn.sample_sharing` has the rules. The
-    state dict holds the inner layer's entries under the inner layer's own
-    names, so checkpoints of the vanilla model load and vice versa.
+    One sample is drawn per pass, a call of the outermost module (the
+    model), and used by all :class:`BeMapConv` layers of the pass, also by
+    a layer called twice; a recomputation under activation checkpointing
+    uses the sample of the call it recomputes
+    (:mod:`pyg_bemap.nn.sample_sharing`). The state dict holds the inner
+    layer's entries under the inner layer's own names, so checkpoints of
+    the vanilla model load and vice versa.
 
     The graph must carry its groups and balance scores: apply
     :class:`~pyg_bemap.BalanceAwareSampling` to the data, or pass a
@@ -175,10 +159,9 @@ class BeMapConv(MessagePassing):
         self.conv = conv
         self.layout = layout
         self.generator = check_generator(generator)
-        #: The pass scope of the model the layer is in (see
-        #: :func:`~pyg_bemap.to_bemap`), or :obj:`None`.
-        self.pass_scope: PassScope | None = None
         self._replay = CallReplay()
+        #: The fast route of each (feature dtype, device), once chosen.
+        self._routes: dict[Any, Route] = {}
         self._arg_names = positional_names(conv)
         self.register_state_dict_post_hook(inner_names_on_save)
         self.register_load_state_dict_pre_hook(inner_names_on_load)
@@ -227,97 +210,22 @@ class BeMapConv(MessagePassing):
                 :obj:`edge_index` does not carry them. (default: :obj:`None`)
             **kwargs: Further keyword arguments of the inner layer.
         """
-        if bemap is not None and not isinstance(bemap, BeMapInfo):
-            raise ValueError(
-                f"'bemap' must be a BeMapInfo (got "
-                f'{type(bemap).__name__}); build one with '
-                f"'BeMapInfo(sens, balance)'"
-            )
-        info = bemap if bemap is not None else get_bemap(edge_index)
-        graph = edge_index
-        if isinstance(edge_index, BeMapEdgeIndex):
-            edge_index = edge_index.as_subclass(Tensor)  # no alias noted
-        sparse = info is not None and self._sparse_layout(
-            x, edge_index, args, kwargs, info
-        )
-        if not self.training:
-            if not sparse or info is None:
-                return self.conv(x, edge_index, *args, **kwargs)
-            sampler = info.sampler(graph, edge_index)
-            if sampler.has_self_loops or sampler.has_repeated_edges:
-                return self.conv(x, edge_index, *args, **kwargs)
-            with quiet_sparse():
-                if propagates_directly(self.conv, x):
-                    graph = sampler.full_gcn_graph(x.dtype)
-                    return gcn_forward(self.conv, x, graph)
-                adj = sampler.full_adjacency(x.dtype)
-                return self.conv(x, adj, *args, **kwargs)
-        if info is None:
-            raise RuntimeError(_NO_INFORMATION)
-        pairs, rebuild = edge_pairs(edge_index)
-        sampler, sample, shared = self._sample(info, graph, pairs)
-        if sparse and not sampler.has_repeated_edges:  # no self-loops drawn
-            with quiet_sparse():  # our choice of layout: no torch notices
-                if propagates_directly(self.conv, x):
-                    graph = sample.gcn_graph(x.dtype)
-                    out = gcn_forward(self.conv, x, graph)
-                else:
-                    adj = sample.adjacency(x.dtype)
-                    out = self.conv(x, adj, *args, **kwargs)
-        else:
-            args, kwargs = mask_edge_level_args(
-                self._arg_names, args, kwargs, sample.mask
-            )
-            out = self.conv(x, rebuild(sample.mask), *args, **kwargs)
-        if shared is not None:
-            shared.expire_on_backward(out)
-        return out
+        graph = GraphInput(edge_index, bemap, getattr(self.conv, 'flow', None))
+        sample = self._sample(graph) if self.training else None
+        call = LayerCall(self.conv, self._arg_names, x, args, kwargs)
+        route = choose_route(self._routes, self.layout, call, graph, sample)
+        return route(call, graph, sample)
 
     @torch.compiler.disable
-    def _sample(
-        self, info: BeMapInfo, graph: Any, pairs: Tensor
-    ) -> tuple[GraphSampler, Sample, SharedSeed | None]:
+    def _sample(self, graph: GraphInput) -> Sample:
         # Drawn eagerly, also under torch.compile: compiled random ops use
         # another generator, and the same seed must give the same sample.
-        sampler = info.sampler(graph, pairs)
-        seed, shared = layer_seed(
-            sampler,
-            self.settings,
-            self,
-            self.pass_scope,
-            self._replay,
-            self.generator,
+        if graph.info is None:
+            raise RuntimeError(_NO_INFORMATION)
+        graph.info.check_unedited(graph.given)
+        return pass_sample(
+            graph.sampler(), self.settings, self.generator, self._replay
         )
-        return sampler, sampler.draw(self.settings, seed), shared
-
-    def _sparse_layout(
-        self,
-        x: Any,
-        edge_index: Any,
-        args: tuple[Any, ...],
-        kwargs: dict[str, Any],
-        info: BeMapInfo,
-    ) -> bool:
-        r"""Whether to hand the inner layer a sparse adjacency: an edge list
-        of the graph :obj:`info` describes came in, with features of a dtype
-        in :obj:`SPARSE_DTYPES` and no edge-level argument, and the layer
-        computes the same function on a sparse adjacency
-        (:func:`same_on_sparse`). The caller also checks
-        the graph: no self-loops or repeated edges in evaluation, no
-        repeated edges in training."""
-        if (
-            self.layout == 'edge_index'
-            or not isinstance(edge_index, Tensor)
-            or is_torch_sparse_tensor(edge_index)
-            or not isinstance(x, Tensor)
-            or x.dtype not in SPARSE_DTYPES
-            or x.size(0) != info.num_nodes
-            or torch.compiler.is_compiling()
-        ):
-            return False
-        if edge_level_args_given(self._arg_names, args, kwargs):
-            return False
-        return same_on_sparse(self.conv)
 
     def __repr__(self) -> str:
         return (

@@ -1,23 +1,18 @@
 r"""The layer a :class:`~pyg_bemap.BeMapConv` wraps: building and checking
-it, its arguments (their positional names, the edge-level ones masked with
-the edges), and its entries in the state dict, kept under its own names
-so that checkpoints of the vanilla model load into the BeMap model and
-back."""
+it, the names of its positional arguments, and its entries in the state
+dict, kept under its own names so that checkpoints of the vanilla model
+load into the BeMap model and back."""
 
 import inspect
 from typing import Any
 
 import torch
-from torch import Tensor
 from torch_geometric.nn.conv import GCNConv, MessagePassing
 
-from pyg_bemap.utils.checks import is_integer
+from pyg_bemap.infra.checks import is_integer
 
 #: The attribute under which a BeMapConv holds its inner layer.
 INNER = 'conv'
-
-#: Arguments of a conv that hold one entry per edge.
-EDGE_LEVEL_ARGS = ('edge_weight', 'edge_attr', 'edge_type')
 
 
 def inner_names_on_save(
@@ -94,46 +89,3 @@ def positional_names(conv: torch.nn.Module) -> tuple[str, ...]:
         for p in params
         if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
     )
-
-
-def edge_level_args_given(
-    names: tuple[str, ...], args: tuple[Any, ...], kwargs: dict[str, Any]
-) -> bool:
-    r"""Whether a call with the arguments after :obj:`(x, edge_index)`
-    passes an edge-level argument (:obj:`EDGE_LEVEL_ARGS`) that is not
-    :obj:`None`; :obj:`names` are the layer's positional names."""
-    given = [
-        n for n, a in zip(names[2 : 2 + len(args)], args) if a is not None
-    ]
-    given += [k for k, v in kwargs.items() if v is not None]
-    return any(name in EDGE_LEVEL_ARGS for name in given)
-
-
-def mask_edge_level_args(
-    names: tuple[str, ...],
-    args: tuple[Any, ...],
-    kwargs: dict[str, Any],
-    mask: Tensor,
-) -> tuple[tuple[Any, ...], dict[str, Any]]:
-    r"""The arguments after :obj:`(x, edge_index)` with the rows of the kept
-    edges of every edge-level argument (:obj:`value[mask]`).
-
-    Raises:
-        ValueError: If an edge-level argument has not one row per edge.
-    """
-
-    def masked(name: str, value: Any) -> Any:
-        if name not in EDGE_LEVEL_ARGS or not isinstance(value, Tensor):
-            return value
-        if value.size(0) != mask.numel():
-            raise ValueError(
-                f"'{name}' has {value.size(0)} rows but the graph has "
-                f'{mask.numel()} edges; it must hold one row per edge'
-            )
-        return value[mask]
-
-    names = names[2 : 2 + len(args)]
-    args = (
-        tuple(masked(n, a) for n, a in zip(names, args)) + args[len(names) :]
-    )
-    return args, {k: masked(k, v) for k, v in kwargs.items()}

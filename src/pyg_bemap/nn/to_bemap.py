@@ -7,13 +7,8 @@ import torch
 from torch_geometric.nn.conv import HeteroConv, MessagePassing
 
 from pyg_bemap.nn.bemap_conv import BeMapConv
-from pyg_bemap.nn.sample_sharing import PassScope
 from pyg_bemap.settings import SamplerSettings
-from pyg_bemap.utils.checks import check_generator
-
-#: The attribute under which a model keeps its pass scope.
-SCOPE_ATTR = 'bemap_pass_scope'
-
+from pyg_bemap.infra.checks import check_generator
 
 def to_bemap(
     model: torch.nn.Module,
@@ -46,11 +41,10 @@ def to_bemap(
     :obj:`GIN`, :obj:`EdgeCNN`), on :class:`~torch_geometric.nn.DeepGCNLayer`
     stacks, on layers inside :class:`torch.nn.ModuleList`,
     :class:`torch.nn.Sequential` and :class:`torch_geometric.nn.Sequential`,
-    and on a user's own classes, and keeps the model's weights. It also
-    gives the model a pass scope (see :mod:`pyg_bemap.nn.sample_sharing`):
-    one sample per call of the model, shared by all its BeMap layers, also by a
-    layer called twice, per thread. Converting a converted model with the
-    same settings changes nothing. State dicts keep the vanilla model's
+    and on a user's own classes, and keeps the model's weights. Every call
+    of the model draws one sample, shared by all its BeMap layers (see
+    :mod:`pyg_bemap.nn.sample_sharing`). Converting a converted model with
+    the same settings changes nothing. State dicts keep the vanilla model's
     keys, so its checkpoints load into the BeMap model and back.
 
     Args:
@@ -103,7 +97,6 @@ def to_bemap(
             )
         for name, parent, child_name, layer in layers:
             setattr(parent, child_name, _wrap(name, layer, options))
-    _scope(model)
     return model
 
 
@@ -145,16 +138,3 @@ def _wrap(
             f'sampled neighbourhood forever; build it with cached=False'
         )
     return BeMapConv(layer, **options)
-
-
-def _scope(model: torch.nn.Module) -> None:
-    r"""Gives :obj:`model` a pass scope (once) and its BeMap layers that
-    scope."""
-    scope = model.__dict__.get(SCOPE_ATTR)
-    if scope is None:
-        scope = PassScope()
-        scope.register(model)
-        setattr(model, SCOPE_ATTR, scope)
-    for module in model.modules():
-        if isinstance(module, BeMapConv):
-            module.pass_scope = scope

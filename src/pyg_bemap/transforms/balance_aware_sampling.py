@@ -5,14 +5,14 @@ from torch_geometric.transforms import BaseTransform
 from pyg_bemap.bemap_info import BeMapInfo
 from pyg_bemap.edge_index import carrier_of
 from pyg_bemap.settings import SamplerSettings
-from pyg_bemap.utils.balance import checked_balance_score
-from pyg_bemap.utils.checks import check_integer, check_memory_budget
-from pyg_bemap.utils.counts import (
+from pyg_bemap.rules.balance import checked_balance_score
+from pyg_bemap.infra.checks import check_integer, check_memory_budget
+from pyg_bemap.rules.counts import (
     DEFAULT_MEMORY_BUDGET,
     check_counting,
     checked_hop_group_counts,
 )
-from pyg_bemap.utils.groups import (
+from pyg_bemap.rules.groups import (
     check_edge_index,
     check_same_device,
     sensitive_groups,

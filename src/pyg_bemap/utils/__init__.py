@@ -1,11 +1,14 @@
-from pyg_bemap.utils.balance import balance_score
-from pyg_bemap.utils.counts import (
+r"""The public functions of :mod:`pyg_bemap.rules` and
+:func:`~pyg_bemap.metrics.fairness_task` under their earlier namespace."""
+
+from pyg_bemap.metrics.task import FairnessTask, fairness_task
+from pyg_bemap.rules import (
+    balance_score,
     exact_counting_memory,
+    fair_quotas,
     hop_group_counts,
+    sensitive_groups,
 )
-from pyg_bemap.utils.groups import sensitive_groups
-from pyg_bemap.utils.sampling import fair_quotas
-from pyg_bemap.utils.task import FairnessTask, fairness_task
 
 __all__ = [
     'FairnessTask',

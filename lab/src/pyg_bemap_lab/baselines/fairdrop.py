@@ -3,8 +3,7 @@ r"""FairDrop, a fairness-aware edge dropout used as a comparison method."""
 import torch
 from torch import Tensor
 
-from pyg_bemap.utils.checks import check_generator, check_share
-from pyg_bemap.utils.groups import check_edge_index, sensitive_groups
+from pyg_bemap.rules import check_edge_index, sensitive_groups
 
 
 def fairdrop_edge(
@@ -47,8 +46,15 @@ def fairdrop_edge(
         :obj:`(edge_index, edge_mask)`: the kept edges and the boolean mask
         over the input edges.
     """
-    check_share('delta', delta, maximum=0.5)
-    check_generator(generator)
+    if isinstance(delta, bool) or not (
+        isinstance(delta, (int, float)) and 0.0 <= delta <= 0.5
+    ):
+        raise ValueError(f"'delta' must be a number in [0, 0.5] (got {delta!r})")
+    if generator is not None and not isinstance(generator, torch.Generator):
+        raise ValueError(
+            f"'generator' must be a torch.Generator or None "
+            f'(got {type(generator).__name__})'
+        )
     num_nodes = check_edge_index(edge_index, sens.numel())
     sens, _ = sensitive_groups(sens, num_nodes)
     if not training:

@@ -1,0 +1,74 @@
+r"""Every private API of torch and PyG that the library relies on, in one
+place: ``tests/utils/test_private_api.py`` fails loudly when one of them
+changes or disappears in a new release."""
+
+from typing import Any
+
+import torch
+import torch.nn.modules.module as modules
+from torch import Tensor
+
+#: PyG's hooks on the steps of message passing (registered with the public
+#: ``register_*_forward_*hook`` methods, kept in private dictionaries).
+PROPAGATION_HOOKS = (
+    '_propagate_forward_pre_hooks',
+    '_propagate_forward_hooks',
+    '_message_forward_pre_hooks',
+    '_message_forward_hooks',
+    '_aggregate_forward_pre_hooks',
+    '_aggregate_forward_hooks',
+    '_message_and_aggregate_forward_pre_hooks',
+    '_message_and_aggregate_forward_hooks',
+)
+
+
+def has_propagation_hooks(conv: Any) -> bool:
+    r"""Whether a PyG layer explains its messages or has a hook on a step
+    of its message passing, which a fused sparse path would skip."""
+    return bool(getattr(conv, 'explain', False)) or any(
+        getattr(conv, name, None) for name in PROPAGATION_HOOKS
+    )
+
+
+#: Hooks on a module's calls, per module and for every module (registered
+#: with ``register_forward_hook`` and the like, or the global
+#: ``torch.nn.modules.module.register_module_*`` functions).
+MODULE_HOOKS = (
+    '_forward_pre_hooks',
+    '_forward_hooks',
+    '_backward_pre_hooks',
+    '_backward_hooks',
+)
+
+
+def has_module_hooks(module: torch.nn.Module) -> bool:
+    r"""Whether a hook would see a call of :obj:`module` or of one of its
+    submodules, which code that computes their function without calling
+    them would skip."""
+    if any(getattr(modules, '_global' + name) for name in MODULE_HOOKS):
+        return True
+    return any(
+        getattr(child, name)
+        for child in module.modules()
+        for name in MODULE_HOOKS
+    )
+
+
+def inside_backward() -> bool:
+    r"""Whether autograd's engine is running a backward pass on this thread
+    (where activation checkpointing recomputes forward calls)."""
+    return torch._C._current_graph_task_id() != -1
+
+
+def version_counter(tensor: Tensor) -> int:
+    r"""The tensor's version counter, which every in-place operation through
+    torch raises (0 for inference tensors, which keep none)."""
+    try:
+        return tensor._version
+    except RuntimeError:
+        return 0
+
+
+#: The :meth:`__torch_function__` of a tensor subclass whose operations
+#: run as on plain tensors, with plain results and no Python call.
+DISABLED_TORCH_FUNCTION = torch._C._disabled_torch_function_impl

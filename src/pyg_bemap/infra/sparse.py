@@ -1,0 +1,383 @@
+r"""Sparse layouts of a graph and the one differentiable sparse product the
+library uses: quiet CSR builds, masked edge lists, transposed adjacencies
+of edge subsets built without sorting, and :func:`sparse_product`."""
+
+import contextlib
+import functools
+import warnings
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import torch
+from torch import Tensor
+from torch_geometric.typing import (
+    WITH_TORCH_SPARSE,
+    SparseStorage,
+    SparseTensor,
+)
+
+from pyg_bemap.infra import threads
+
+# torch's one-time notice that CSR support is in beta: users who never
+# built a CSR tensor themselves should not meet it because this package
+# chose one. It is raised once per process, by the first CSR tensor built
+# anywhere (here, in torch_sparse or in PyG); quiet_sparse builds a tiny
+# one in this module first, and one filter, registered once and scoped to
+# this module, ignores it there. No per-call catch_warnings, which
+# rewrites the process's filters and is not thread-safe.
+warnings.filterwarnings(
+    'ignore',
+    message='Sparse CSR tensor support is in beta state',
+    category=UserWarning,
+    module=__name__.replace('.', r'\.'),
+)
+
+
+@contextlib.contextmanager
+def quiet_sparse() -> Iterator[None]:
+    r"""Runs sparse code that this package chose to run (e.g. a PyG layer
+    given the sparse layout) with torch's sparse invariant checks set
+    explicitly to their current state, so that torch does not warn, on the
+    user's first training pass, that they are implicitly disabled, and
+    with torch's one-time notice that CSR support is in beta raised here,
+    where it is ignored, if it has not been raised yet."""
+    _raise_the_beta_notice_here()
+    checks = torch.sparse.check_sparse_tensor_invariants.is_enabled()
+    with torch.sparse.check_sparse_tensor_invariants(enable=checks):
+        yield
+
+
+def _raise_the_beta_notice_here() -> None:
+    empty = torch.zeros(0, dtype=torch.long)
+    try:
+        torch.sparse_csr_tensor(
+            torch.zeros(2, dtype=torch.long),
+            empty,
+            empty.float(),
+            (1, 1),
+            check_invariants=False,
+        )
+    except UserWarning:  # warnings are errors: the notice is used up too
+        pass
+
+
+def csr_tensor(
+    crow: Tensor, col: Tensor, value: Tensor, size: tuple[int, int]
+) -> Tensor:
+    r"""A :obj:`torch.sparse` CSR tensor from sorted, valid parts (built
+    from sorted indices, so without invariant checks), without torch's
+    one-time notice that CSR support is in beta."""
+    _raise_the_beta_notice_here()
+    return torch.sparse_csr_tensor(
+        crow, col, value, size, check_invariants=False
+    )
+
+
+def transposed_adjacency(
+    edge_index: Tensor,
+    num_nodes: int,
+    is_sorted: bool = False,
+    dtype: torch.dtype | None = None,
+) -> Any:
+    r"""The edges as the transposed adjacency PyG's layers take (targets as
+    rows): a :class:`torch_sparse.SparseTensor` without values when
+    installed, else a :obj:`torch.sparse` CSR tensor of ones.
+
+    Args:
+        edge_index (torch.Tensor): The edges, shape :obj:`[2, E]`.
+        num_nodes (int): The number of nodes.
+        is_sorted (bool, optional): The edges are already sorted by target,
+            then source, so no sort is needed. (default: :obj:`False`)
+        dtype (torch.dtype, optional): The dtype of the ones of a
+            :obj:`torch.sparse` tensor, which must be the features' dtype.
+            (default: :obj:`None`, the default dtype)
+    """
+    size = (num_nodes, num_nodes)
+    if WITH_TORCH_SPARSE:
+        return SparseTensor(
+            row=edge_index[1],
+            col=edge_index[0],
+            sparse_sizes=size,
+            is_sorted=is_sorted,
+            trust_data=is_sorted,
+        )
+    return csr_of_ones(edge_index, num_nodes, is_sorted, dtype)
+
+
+def csr_of_ones(
+    edge_index: Tensor,
+    num_nodes: int,
+    is_sorted: bool = False,
+    dtype: torch.dtype | None = None,
+) -> Tensor:
+    r"""The edges as a transposed :obj:`torch.sparse` CSR adjacency of
+    ones (arguments as in :func:`transposed_adjacency`)."""
+    target, source = edge_index[1].long(), edge_index[0].long()
+    if not is_sorted:
+        order = torch.sort(target * num_nodes + source, stable=True)[1]
+        target, source = target[order], source[order]
+    crow = _pointers(target, num_nodes)
+    value = torch.ones(source.numel(), dtype=dtype, device=source.device)
+    return csr_tensor(crow, source, value, (num_nodes, num_nodes))
+
+
+def masked_columns(index: Tensor, mask: Tensor) -> Tensor:
+    r""":obj:`index[:, mask]`: the edges of an edge list where :obj:`mask`
+    is :obj:`True`, in their order. A plain CPU tensor goes through NumPy,
+    whose boolean compaction is about twice as fast as torch's (one row
+    per thread beyond :obj:`threads.CHUNK` kept edges); any other tensor
+    (a subclass such as PyG's :class:`EdgeIndex`, which keeps its metadata,
+    or one on another device) is indexed by torch."""
+    if type(index) is Tensor and index.device.type == 'cpu':
+        kept = np.flatnonzero(mask.numpy())
+        rows = index.numpy()
+        if kept.size <= threads.CHUNK:
+            return torch.from_numpy(rows.take(kept, axis=1))
+        out = np.empty((rows.shape[0], kept.size), dtype=rows.dtype)
+        threads.in_threads(  # one row per thread; 'clip' copies unbuffered
+            lambda row: rows[row].take(kept, out=out[row], mode='clip'),
+            range(rows.shape[0]),
+            index.device,
+        )
+        return torch.from_numpy(out)
+    return index[:, mask]
+
+
+class MaskedAdjacency:
+    r"""Transposed adjacencies (targets as rows) of edge subsets of one
+    graph, built without sorting.
+
+    The graph's edges without self-loops are ordered once by (target,
+    source) and by (source, target). A subset, given as a mask over the
+    edges, then becomes a CSR matrix by gathers and prefix sums over these
+    orders, and, with :obj:`torch_sparse` installed, a
+    :class:`torch_sparse.SparseTensor` that also carries its transpose
+    (:obj:`colptr` and the :obj:`csr2csc` permutation), which backward
+    passes of sparse products would otherwise sort for. Without
+    :obj:`torch_sparse`, a :obj:`torch.sparse` CSR tensor. In both
+    installs, :meth:`csr_parts` gives the CSR parts of the matrix and of
+    its transpose.
+
+    Args:
+        edge_index (torch.Tensor): The edges, shape :obj:`[2, E]`.
+        num_nodes (int): The number of nodes.
+    """
+
+    def __init__(self, edge_index: Tensor, num_nodes: int) -> None:
+        src, dst = edge_index[0].long(), edge_index[1].long()
+        self.edge_index = edge_index
+        self.num_nodes = num_nodes
+        # int32 halves what is kept (up to five arrays of E entries)
+        small = max(edge_index.size(1), num_nodes) < 2**31
+        self.index_dtype = torch.int32 if small else torch.long
+        by_target = _order(dst, src, num_nodes)
+        by_source = _order(src, dst, num_nodes)
+        self.target_ptr = _pointers(dst[by_target], num_nodes)
+        self.source_ptr = _pointers(src[by_source], num_nodes)
+        self.target_source = src[by_target].to(self.index_dtype)
+        self.by_target = by_target.to(self.index_dtype)
+        self.by_source = by_source.to(self.index_dtype)
+
+    @functools.cached_property
+    def source_target(self) -> Tensor:
+        r"""The target of every edge in the source order (for
+        :meth:`csr_parts`)."""
+        target = self.edge_index[1].index_select(0, self.by_source)
+        return target.to(self.index_dtype)
+
+    @functools.cached_property
+    def source_rank(self) -> Tensor:
+        r"""The place in the target order of every edge in the source
+        order (for the :obj:`csr2csc` of a :class:`SparseTensor`)."""
+        rank = torch.empty(
+            self.edge_index.size(1),
+            dtype=self.index_dtype,
+            device=self.by_target.device,
+        )
+        rank[self.by_target.long()] = torch.arange(
+            self.by_target.numel(), dtype=self.index_dtype, device=rank.device
+        )
+        return rank.index_select(0, self.by_source)
+
+    def __call__(self, mask: Tensor, dtype: torch.dtype | None = None) -> Any:
+        r"""The transposed adjacency of the edges where :obj:`mask` is
+        :obj:`True` (self-loops left out), sorted by target, then source;
+        a :obj:`torch.sparse` tensor holds ones of :obj:`dtype` (default:
+        the default dtype)."""
+        size = (self.num_nodes, self.num_nodes)
+        # before[p]: kept edges before slot p of the target order
+        rowptr, col, before = _masked_csr(
+            mask, self.by_target, self.target_ptr, self.target_source
+        )
+        if not WITH_TORCH_SPARSE:
+            value = torch.ones(col.numel(), dtype=dtype, device=col.device)
+            return csr_tensor(rowptr, col, value, size)
+        colptr, ranks, _ = _masked_csr(
+            mask, self.by_source, self.source_ptr, self.source_rank
+        )
+        storage = SparseStorage(
+            rowptr=rowptr,
+            col=col,
+            sparse_sizes=size,
+            colptr=colptr,
+            csr2csc=before.index_select(0, ranks),
+            is_sorted=True,
+            trust_data=True,
+        )
+        return SparseTensor.from_storage(storage)
+
+    def csr_parts(self, mask: Tensor) -> tuple[Tensor, ...]:
+        r"""The CSR parts of the transposed adjacency of the edges where
+        :obj:`mask` is :obj:`True` (self-loops left out), :obj:`(rowptr,
+        col)`, and of its transpose, :obj:`(colptr, row)`, all sorted."""
+        rowptr, col, _ = _masked_csr(
+            mask, self.by_target, self.target_ptr, self.target_source
+        )
+        colptr, row, _ = _masked_csr(
+            mask, self.by_source, self.source_ptr, self.source_target
+        )
+        return rowptr, col, colptr, row
+
+
+def _masked_csr(
+    mask: Tensor, order: Tensor, pointers: Tensor, values: Tensor
+) -> tuple[Tensor, Tensor, Tensor]:
+    r"""The row pointers of the CSR matrix of the edges where :obj:`mask`
+    is :obj:`True`, given the edges' :obj:`order` by row and the rows'
+    :obj:`pointers` into it; the kept entries of :obj:`values` (one per
+    edge in that order, e.g. the other end); and the count of kept edges
+    before every place of the order."""
+    kept = mask.index_select(0, order)
+    before = _exclusive_cumsum(kept)
+    compacted = _compact(values, kept, before).long()
+    return before[pointers], compacted, before
+
+
+def _order(major: Tensor, minor: Tensor, num_nodes: int) -> Tensor:
+    r"""The edges without self-loops, sorted by :obj:`major`, then
+    :obj:`minor`."""
+    order = torch.sort(major * num_nodes + minor, stable=True)[1]
+    return order[(major != minor)[order]]
+
+
+def _pointers(sorted_index: Tensor, num_nodes: int) -> Tensor:
+    counts = torch.bincount(sorted_index, minlength=num_nodes)
+    return _exclusive_cumsum(counts)
+
+
+def _compact(values: Tensor, mask: Tensor, before: Tensor) -> Tensor:
+    r""":obj:`values[mask]`, given the exclusive prefix sum :obj:`before`
+    of :obj:`mask`: one scatter of every entry to its rank among the kept
+    ones (the others to a slot that is cut off), faster on the CPU than
+    :obj:`nonzero` or boolean indexing, which count the mask again."""
+    total = int(before[-1])
+    slot = torch.where(mask, before[:-1], total)
+    out = values.new_empty(total + 1)
+    return out.scatter_(0, slot, values)[:total]
+
+
+def _exclusive_cumsum(values: Tensor) -> Tensor:
+    out = values.new_zeros(values.numel() + 1, dtype=torch.long)
+    torch.cumsum(values, 0, out=out[1:])
+    return out
+
+
+class _SparseProduct(torch.autograd.Function):
+    r""":math:`(\mathbf{A} + \mathrm{diag}(\mathbf{d})) \mathbf{X}` for a
+    CSR matrix :math:`\mathbf{A}`; the backward pass multiplies with the
+    transpose (no sort when it is given) and, for values that need a
+    gradient, takes :math:`(\nabla \mathbf{O} \, \mathbf{X}^{\top})_{ij}`
+    on the pattern of :math:`\mathbf{A}` (a sampled product, no
+    :math:`|\mathcal{E}| \times F` tensor)."""
+
+    @staticmethod
+    def forward(
+        ctx: Any,
+        value: Tensor,
+        x: Tensor,
+        rowptr: Tensor,
+        col: Tensor,
+        diagonal: Tensor | float | None,
+        transpose: Any,
+    ) -> Tensor:
+        ctx.save_for_backward(value, x, rowptr, col)
+        ctx.diagonal, ctx.transpose = diagonal, transpose
+        return _product(rowptr, col, value, x, diagonal)
+
+    @staticmethod
+    def backward(ctx: Any, grad: Tensor) -> tuple[Tensor | None, ...]:
+        value, x, rowptr, col = ctx.saved_tensors
+        grad_value = grad_x = None
+        if ctx.needs_input_grad[0]:
+            pattern = csr_tensor(
+                rowptr, col, torch.zeros_like(value), (grad.size(0), x.size(0))
+            )
+            grad_value = torch.sparse.sampled_addmm(
+                pattern, grad.contiguous(), x.t().contiguous()
+            ).values()
+        if ctx.needs_input_grad[1]:
+            colptr, row, perm = ctx.transpose()
+            value_t = value if perm is None else value.index_select(0, perm)
+            grad_x = _product(colptr, row, value_t, grad, ctx.diagonal)
+        return grad_value, grad_x, None, None, None, None
+
+
+def sparse_product(
+    rowptr: Tensor,
+    col: Tensor,
+    value: Tensor,
+    x: Tensor,
+    diagonal: Tensor | float | None = None,
+    transpose: Any = None,
+) -> Tensor:
+    r"""The product :math:`(\mathbf{A} + \mathrm{diag}(\mathbf{d}))
+    \mathbf{X}` of a square CSR matrix (plus an optional diagonal) and a
+    dense matrix, by one :func:`torch.addmm`, differentiable in
+    :math:`\mathbf{X}` and in the values of :math:`\mathbf{A}`.
+
+    Args:
+        rowptr (torch.Tensor): The row pointers of :math:`\mathbf{A}`.
+        col (torch.Tensor): Its columns, sorted within each row.
+        value (torch.Tensor): Its values, of the dtype of :obj:`x`.
+        x (torch.Tensor): The dense matrix, :obj:`[N, F]`.
+        diagonal (torch.Tensor or float, optional): :math:`\mathbf{d}`, a
+            column :obj:`[N, 1]` without gradient or a number.
+            (default: :obj:`None`)
+        transpose (callable, optional): Returns the transpose's
+            :obj:`(colptr, row, perm)`, :obj:`perm` taking the values into
+            the transpose's order (:obj:`None`: the values are all equal);
+            called by the backward pass only. (default: :obj:`None`, built
+            by a sort)
+    """
+    if transpose is None:
+        transpose = functools.partial(_transposed, rowptr, col)
+    if torch.is_grad_enabled() and (value.requires_grad or x.requires_grad):
+        return _SparseProduct.apply(
+            value, x, rowptr, col, diagonal, transpose
+        )
+    return _product(rowptr, col, value, x, diagonal)
+
+
+def _product(
+    rowptr: Tensor,
+    col: Tensor,
+    value: Tensor,
+    x: Tensor,
+    diagonal: Tensor | float | None,
+) -> Tensor:
+    adj = csr_tensor(rowptr, col, value, (rowptr.numel() - 1, x.size(0)))
+    if diagonal is None:
+        base = x.new_empty(adj.size(0), x.size(1))
+        return torch.addmm(base, adj, x, beta=0.0)  # 'base' is ignored
+    identity = not isinstance(diagonal, Tensor) and diagonal == 1
+    return torch.addmm(x if identity else x * diagonal, adj, x)
+
+
+def _transposed(rowptr: Tensor, col: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    row = torch.repeat_interleave(
+        torch.arange(rowptr.numel() - 1, device=col.device),
+        rowptr.diff(),
+    )
+    perm = torch.sort(col * (rowptr.numel() - 1) + row, stable=True)[1]
+    return _pointers(col[perm], rowptr.numel() - 1), row[perm], perm

@@ -1,0 +1,74 @@
+r""":class:`~torch_geometric.nn.conv.GATConv` with a sparse-adjacency path.
+
+:class:`~torch_geometric.nn.conv.GATConv` has no sparse path: it
+materialises one message per edge and channel. Here each head aggregates
+with one :func:`~pyg_bemap.infra.sparse.sparse_product` whose values are
+the attention coefficients, and whose backward pass computes their
+gradients with a sampled dense-dense product, so no
+:math:`|\mathcal{E}| \times F` tensor is built. Outputs and gradients
+equal PyG's up to floating-point summation order; edge lists and
+:obj:`torch.sparse` inputs take PyG's usual path.
+"""
+
+import copy
+from typing import Any
+
+import torch
+from torch import Tensor
+from torch_geometric.nn.conv import GATConv
+from torch_geometric.typing import SparseTensor, torch_sparse
+from torch_geometric.utils import spmm
+from torch_geometric.utils.sparse import set_sparse_value
+
+from pyg_bemap.infra.sparse import sparse_product
+
+
+class FusedGATConv(GATConv):
+    r""":class:`~torch_geometric.nn.conv.GATConv` with a sparse-adjacency path:
+    the attention coefficients :math:`\alpha_{ij}` become the values of the
+    adjacency and each head aggregates with one
+    :func:`~pyg_bemap.infra.sparse.sparse_product` on a
+    :class:`torch_sparse.SparseTensor`. Same arguments, parameters and
+    outputs (without :obj:`edge_attr` on sparse inputs, as in PyG)."""
+
+    def forward(
+        self, x: Any, edge_index: Any, *args: Any, **kwargs: Any
+    ) -> Any:
+        if not (
+            isinstance(edge_index, SparseTensor)
+            and self.add_self_loops
+            and self.edge_dim is None
+        ):
+            return super().forward(x, edge_index, *args, **kwargs)
+        looped = torch_sparse.set_diag(edge_index)
+        # The loops are in 'looped' already: GATConv's forward runs on a
+        # shallow copy (same parameters and hooks) that adds none, so that
+        # the layer itself never changes, also under threads.
+        without_loops = copy.copy(self)
+        without_loops.add_self_loops = False
+        return GATConv.forward(without_loops, x, looped, *args, **kwargs)
+
+    def message_and_aggregate(
+        self, adj_t: Any, x: tuple[Tensor, Any], alpha: Tensor
+    ) -> Tensor:
+        # Per head by unbind, not indexing: the backward pass of an index
+        # fills a zero tensor and copies into it for every head.
+        pairs = zip(alpha.unbind(1), x[0].unbind(1))
+        if not isinstance(adj_t, SparseTensor):  # a torch.sparse matrix
+            heads = [spmm(set_sparse_value(adj_t, a), x_h) for a, x_h in pairs]
+        else:
+            rowptr, col, _ = adj_t.csr()
+            storage = adj_t.storage
+
+            def transpose() -> tuple[Tensor, Tensor, Tensor]:
+                perm = storage.csr2csc()  # sorted once for all heads
+                return storage.colptr(), storage.row()[perm], perm
+
+            # the values in CSR order: coo and csr orders agree here
+            heads = [
+                sparse_product(rowptr, col, a, x_h, None, transpose)
+                for a, x_h in pairs
+            ]
+        if len(heads) == 1:  # a view: no copy forward or backward
+            return heads[0].unsqueeze(1)
+        return torch.stack(heads, dim=1)

@@ -1,0 +1,233 @@
+r"""How a :class:`~pyg_bemap.BeMapConv` runs the layer it wraps: a route
+builds the layer's graph from the full graph (evaluation) or from a
+sample (training) and calls the layer.
+
+.. list-table::
+    :header-rows: 1
+
+    * - route
+      - layers
+      - the graph the layer gets
+    * - :obj:`edge_list`
+      - any
+      - the edges as given, or the kept edges with every edge-level
+        argument masked alike
+    * - :obj:`sparse`
+      - those that compute the same function on a sparse adjacency
+        (:func:`~pyg_bemap.routes.sparse.same_on_sparse`)
+      - a transposed sparse adjacency, built once per graph or sample
+    * - :obj:`gcn`
+      - a plain :class:`~torch_geometric.nn.conv.GCNConv`
+        (:func:`~pyg_bemap.routes.gcn.computes_gcn`)
+      - none: GCN's propagation from the layer's own parameters
+        (:mod:`pyg_bemap.routes.gcn`)
+
+The fast routes (:obj:`sparse`, :obj:`gcn`) are an optimisation that never
+changes a result or raises where the layer's own call would not. The
+route is chosen once per layer, feature dtype and device from what the
+layer is (:func:`fast_route`); a call that it cannot honour
+(:func:`honours`) takes the edge list: a graph without BeMap information
+or not an edge list, features that are not one dense matrix of the
+graph's nodes, inference mode, autocast, :func:`torch.compile`, edge-level
+or other arguments, hooks on the message passing (and, for :obj:`gcn`, on
+any module of the layer), and, for :obj:`sparse`, a graph with self-loops
+(in evaluation) or repeated edges.
+"""
+
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import torch
+from torch import Tensor
+
+from pyg_bemap.bemap_info import BeMapInfo
+from pyg_bemap.edge_index import BeMapEdgeIndex, get_bemap
+from pyg_bemap.infra.private_api import (
+    has_module_hooks,
+    has_propagation_hooks,
+)
+from pyg_bemap.infra.sparse import quiet_sparse
+from pyg_bemap.routes.edge_list import (
+    edge_level_args_given,
+    edge_pairs,
+    mask_edge_level_args,
+)
+from pyg_bemap.routes.gcn import GCNGraph, computes_gcn, gcn_forward
+from pyg_bemap.routes.sparse import (
+    SPARSE_DTYPES,
+    full_adjacency,
+    graph_shape,
+    masked_adjacency,
+    same_on_sparse,
+    sampled_adjacency,
+)
+from pyg_bemap.sampler import GraphSampler, Sample, remembered
+
+
+class GraphInput:
+    r"""The graph a call received: as given, as the inner layer takes it (a
+    carrier becomes a plain tensor), its BeMap information, its (source,
+    target) pairs and its sampler (both found on first use). For a layer
+    whose messages flow from :obj:`edge_index[1]` to :obj:`edge_index[0]`
+    (:obj:`flow='target_to_source'`), the pairs are flipped, so that every
+    node's fair neighbourhood is drawn among the edges it aggregates."""
+
+    def __init__(
+        self, edge_index: Any, bemap: BeMapInfo | None, flow: str | None
+    ):
+        if bemap is not None and not isinstance(bemap, BeMapInfo):
+            raise ValueError(
+                f"'bemap' must be a BeMapInfo (got "
+                f'{type(bemap).__name__}); build one with '
+                f"'BeMapInfo(sens, balance)'"
+            )
+        self.info = bemap if bemap is not None else get_bemap(edge_index)
+        self.given = edge_index
+        self.plain = edge_index
+        if isinstance(edge_index, BeMapEdgeIndex):
+            self.plain = edge_index.as_subclass(Tensor)
+        self.flipped = flow == 'target_to_source'
+        self._pairs: tuple[Tensor, Any] | None = None
+        self._sampler: GraphSampler | None = None
+
+    @property
+    def is_edge_list(self) -> bool:
+        plain = self.plain
+        return isinstance(plain, Tensor) and plain.layout == torch.strided
+
+    def pairs(self) -> tuple[Tensor, Any]:
+        r"""The :obj:`[2, E]` pairs and the function that rebuilds the
+        graph's layout from a mask over them."""
+        if self._pairs is None:
+            pairs, rebuild = edge_pairs(self.plain)
+            self._pairs = (pairs.flip(0) if self.flipped else pairs, rebuild)
+        return self._pairs
+
+    def sampler(self) -> GraphSampler:
+        r"""The graph's sampler (see :meth:`BeMapInfo.sampler`)."""
+        if self._sampler is None:
+            assert self.info is not None
+            self._sampler = self.info.sampler(
+                self.given, self.pairs()[0], flipped=self.flipped
+            )
+        return self._sampler
+
+
+class LayerCall(NamedTuple):
+    r"""A call of the inner layer: the layer, its positional argument
+    names, the features and the arguments after the graph."""
+
+    conv: Any
+    arg_names: tuple[str, ...]
+    x: Any
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+
+
+#: A route: runs the call on the full graph (no sample) or on a sample.
+Route = Callable[[LayerCall, GraphInput, Sample | None], Any]
+
+
+def edge_list(call: LayerCall, graph: GraphInput, sample: Sample | None) -> Any:
+    r"""The layer's own call on the edges, right for any layer."""
+    if sample is None:
+        return call.conv(call.x, graph.plain, *call.args, **call.kwargs)
+    args, kwargs = mask_edge_level_args(
+        call.arg_names, call.args, call.kwargs, sample.mask
+    )
+    return call.conv(call.x, graph.pairs()[1](sample.mask), *args, **kwargs)
+
+
+def sparse(call: LayerCall, graph: GraphInput, sample: Sample | None) -> Any:
+    r"""The layer's call on a transposed sparse adjacency."""
+    sampler, dtype = graph.sampler(), call.x.dtype
+    if sample is None:
+        adj = full_adjacency(sampler, dtype)
+    else:
+        adj = sampled_adjacency(sampler, sample, dtype)
+    with quiet_sparse():  # our choice of layout: no torch notices
+        return call.conv(call.x, adj, *call.args, **call.kwargs)
+
+
+def gcn(call: LayerCall, graph: GraphInput, sample: Sample | None) -> Any:
+    r"""GCN's propagation from the layer's own parameters."""
+    sampler, dtype = graph.sampler(), call.x.dtype
+    memo = sampler.memo if sample is None else sample.memo
+    mask = sample.mask if sample is not None else None
+    built = remembered(
+        memo, ('gcn', dtype), lambda: _gcn_graph(sampler, mask, dtype)
+    )
+    return gcn_forward(call.conv, call.x, built)
+
+
+def _gcn_graph(
+    sampler: GraphSampler, mask: Tensor | None, dtype: torch.dtype
+) -> GCNGraph:
+    if mask is None:  # the whole graph
+        mask = torch.ones(
+            sampler.edge_index.size(1),
+            dtype=torch.bool,
+            device=sampler.edge_index.device,
+        )
+    return GCNGraph(masked_adjacency(sampler).csr_parts(mask), dtype)
+
+
+def choose_route(
+    chosen: dict[Any, Route],
+    layout: str,
+    call: LayerCall,
+    graph: GraphInput,
+    sample: Sample | None,
+) -> Route:
+    r"""The route of a call: the layer's fast route (chosen once per feature
+    dtype and device and kept in :obj:`chosen`) when it honours the call,
+    else :func:`edge_list`."""
+    x = call.x
+    if graph.info is None or not graph.is_edge_list or not isinstance(x, Tensor):
+        return edge_list
+    key = (x.dtype, x.device.type)
+    if key not in chosen:
+        chosen[key] = fast_route(call.conv, layout, x.dtype)
+    route = chosen[key]
+    if route is edge_list or not honours(route, call, graph, sample):
+        return edge_list
+    return route
+
+
+def fast_route(conv: Any, layout: str, dtype: torch.dtype) -> Route:
+    r"""The fastest route that computes what :obj:`conv` computes, from
+    what the layer is."""
+    if (
+        layout == 'edge_index'
+        or dtype not in SPARSE_DTYPES
+        or getattr(conv, 'flow', None) != 'source_to_target'
+    ):
+        return edge_list
+    if computes_gcn(conv):
+        return gcn
+    return sparse if same_on_sparse(conv) else edge_list
+
+
+def honours(
+    route: Route, call: LayerCall, graph: GraphInput, sample: Sample | None
+) -> bool:
+    r"""Whether :obj:`route` computes exactly the layer's own call."""
+    x, info = call.x, graph.info
+    assert info is not None
+    if (
+        x.layout != torch.strided
+        or x.dim() != 2
+        or x.size(0) != info.num_nodes
+        or torch.is_inference_mode_enabled()
+        or torch.is_autocast_enabled(x.device.type)
+        or torch.compiler.is_compiling()
+        or has_propagation_hooks(call.conv)
+    ):
+        return False
+    if route is gcn:  # it takes no other argument and calls no module
+        given = [*call.args, *call.kwargs.values()]
+        return all(a is None for a in given) and not has_module_hooks(call.conv)
+    if edge_level_args_given(call.arg_names, call.args, call.kwargs):
+        return False
+    loops, repeated = graph_shape(graph.sampler())
+    return not repeated and (sample is not None or not loops)

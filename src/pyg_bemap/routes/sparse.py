@@ -1,0 +1,96 @@
+r"""The sparse route: the graph as a transposed sparse adjacency (targets
+as rows), for the layers that compute on it what they compute on the edge
+list, and the full graph's and samples' adjacencies built for them."""
+
+from typing import Any
+
+import torch
+from torch_geometric.nn.conv import (
+    GCNConv,
+    GINConv,
+    GraphConv,
+    MessagePassing,
+    SAGEConv,
+    SGConv,
+    TAGConv,
+)
+from torch_geometric.typing import WITH_TORCH_SPARSE
+
+from pyg_bemap.infra.sparse import MaskedAdjacency, transposed_adjacency
+from pyg_bemap.layers.gat_conv import FusedGATConv
+from pyg_bemap.layers.row_norm_conv import RowNormConv
+from pyg_bemap.sampler import GraphSampler, Sample, remembered
+
+#: Feature dtypes of the sparse layouts (torch.sparse has no CPU product
+#: for half precision); other dtypes take the edge list.
+SPARSE_DTYPES = (torch.float32, torch.float64)
+
+
+def same_on_sparse(conv: MessagePassing) -> bool:
+    r"""Whether :obj:`conv` computes on a transposed sparse adjacency what it
+    computes on the edge list, for a graph without self-loops or repeated
+    edges and features of a dtype in :obj:`SPARSE_DTYPES` (as
+    ``tests/nn/test_eval_promise.py`` checks, with and without
+    :obj:`torch_sparse`). Exact types only: a subclass may change what the
+    sparse path skips (e.g. :meth:`message`). Not
+    :obj:`GCNConv(improved=True)`, whose :obj:`torch.sparse` path in PyG
+    adds self-loops of weight 1."""
+    kind = type(conv)
+    if kind is GCNConv:
+        allowed = not conv.improved
+    elif kind is SAGEConv:
+        allowed = conv.aggr in ('mean', 'sum', 'add')
+    elif kind in (RowNormConv, FusedGATConv):
+        allowed = WITH_TORCH_SPARSE and getattr(conv, 'edge_dim', None) is None
+    else:
+        allowed = kind in (SGConv, TAGConv, GraphConv, GINConv)
+    return (
+        allowed
+        and bool(conv.fuse)
+        and getattr(conv, 'decomposed_layers', 1) == 1
+    )
+
+
+def full_adjacency(sampler: GraphSampler, dtype: torch.dtype) -> Any:
+    r"""The whole graph, every edge as given, as the transposed adjacency
+    PyG's layers take, built once per graph and dtype."""
+    return sampler.remembered(
+        ('adjacency', dtype),
+        lambda: transposed_adjacency(
+            sampler.edge_index, sampler.num_nodes, dtype=dtype
+        ),
+    )
+
+
+def masked_adjacency(sampler: GraphSampler) -> MaskedAdjacency:
+    r"""The builder of the adjacencies of edge subsets of the graph."""
+    return sampler.remembered(
+        'masked_adjacency',
+        lambda: MaskedAdjacency(sampler.edge_index, sampler.num_nodes),
+    )
+
+
+def sampled_adjacency(
+    sampler: GraphSampler, sample: Sample, dtype: torch.dtype
+) -> Any:
+    r"""The kept edges of :obj:`sample` as a transposed adjacency sorted by
+    target (see :class:`~pyg_bemap.infra.sparse.MaskedAdjacency`), built
+    once per sample and dtype."""
+    return remembered(
+        sample.memo,
+        ('adjacency', dtype),
+        lambda: masked_adjacency(sampler)(sample.mask, dtype),
+    )
+
+
+def graph_shape(sampler: GraphSampler) -> tuple[bool, bool]:
+    r"""Whether the graph has a self-loop, and whether an edge
+    :math:`(j, i)`, :math:`j \neq i`, occurs more than once."""
+
+    def shape() -> tuple[bool, bool]:
+        src, dst = sampler.edge_index.long()
+        loops = bool((src == dst).any())
+        key = torch.sort((dst * sampler.num_nodes + src)[src != dst]).values
+        return loops, bool((key[1:] == key[:-1]).any())
+
+    return sampler.remembered('shape', shape)

@@ -1,0 +1,93 @@
+r"""Rule 3: how balanced each node's neighbourhood is."""
+
+import torch
+from torch import Tensor
+
+from pyg_bemap.infra.checks import check_positive
+
+
+def balance_score(count: Tensor, delta: float = 1.0) -> Tensor:
+    r"""Computes the balance score of every node from its group counts
+    (rule 3 of BeMap):
+
+    .. math::
+        b_i = \frac{1}{D_i + \delta}, \qquad
+        D_i = \sqrt{\frac{2}{G (G-1)} \sum_{g < h}
+        (\mathrm{count}_{i,g} - \mathrm{count}_{i,h})^2},
+
+    which is :math:`|\mathrm{count}_{i,0} - \mathrm{count}_{i,1}|` for two
+    groups. With a single group, :math:`D_i = 0`.
+
+    Args:
+        count (torch.Tensor): Group counts, shape :obj:`[N, G]`.
+        delta (float, optional): The smoothing term :math:`\delta > 0`.
+            (default: :obj:`1.0`)
+
+    Returns:
+        A floating tensor of shape :obj:`[N]` (the default dtype).
+    """
+    if not isinstance(count, Tensor) or count.dim() != 2:
+        raise ValueError(
+            "'count' must be a 2-D tensor of shape [num_nodes, num_groups]"
+        )
+    delta = check_positive('delta', delta)
+    if count.is_complex() or (
+        count.is_floating_point() and not bool(count.isfinite().all())
+    ):
+        raise ValueError(
+            "'count' must hold finite real counts (compute them with "
+            "'hop_group_counts')"
+        )
+    if count.numel() and bool((count < 0).any()):
+        raise ValueError(
+            "'count' holds negative counts (compute them with "
+            "'hop_group_counts')"
+        )
+    return checked_balance_score(count, delta)
+
+
+def checked_balance_score(count: Tensor, delta: float) -> Tensor:
+    r""":func:`balance_score` of arguments checked already."""
+    spread = imbalance(count)
+    return (1.0 / (spread + delta)).to(torch.get_default_dtype())
+
+
+def imbalance(count: Tensor) -> Tensor:
+    r"""The imbalance :math:`D_i` of every node's group counts (see
+    :func:`balance_score`), as :obj:`torch.float64`, from counts checked
+    already."""
+    num_groups = count.size(1)
+    count = count.to(torch.float64)
+    if num_groups < 2:
+        return count.new_zeros(count.size(0))
+    # sum_{g<h} (c_g - c_h)^2 = G * sum_g c_g^2 - (sum_g c_g)^2
+    pair_sq = num_groups * count.pow(2).sum(1) - count.sum(1).pow(2)
+    scale = 2.0 / (num_groups * (num_groups - 1))
+    return (scale * pair_sq.clamp(min=0)).sqrt()
+
+
+def check_balance(balance: Tensor, sens: Tensor) -> Tensor:
+    r"""Checks the balance scores of the nodes grouped by :obj:`sens` and
+    returns them as a floating tensor.
+    """
+    num_nodes = sens.numel()
+    if not isinstance(balance, Tensor):
+        raise ValueError(
+            f"'balance' must be a torch.Tensor (got {type(balance).__name__})"
+        )
+    if balance.device != sens.device:
+        raise ValueError(
+            f"'balance' is on {balance.device} but the groups "
+            f'are on {sens.device}; move them to one device'
+        )
+    if balance.dim() != 1 or balance.numel() != num_nodes:
+        raise ValueError(
+            f"'balance' must have shape [{num_nodes}] (got "
+            f'{list(balance.shape)}); compute it with '
+            f'BalanceAwareSampling or balance_score'
+        )
+    if not balance.is_floating_point():
+        balance = balance.to(torch.get_default_dtype())
+    if num_nodes > 0 and not bool(((balance > 0) & balance.isfinite()).all()):
+        raise ValueError("'balance' must hold positive, finite scores")
+    return balance

@@ -1,0 +1,183 @@
+r"""Rule 1: validation of sensitive groups and of the graph they live on."""
+
+import torch
+from torch import Tensor
+
+from pyg_bemap.infra.checks import is_integer
+
+
+def sensitive_groups(
+    sens: Tensor | None,
+    num_nodes: int,
+    num_groups: int | None = None,
+    name: str = 'sens',
+) -> tuple[Tensor, int]:
+    r"""Checks a sensitive attribute and returns it as group ids.
+
+    The sensitive attribute must be a 1-D tensor with one entry per node,
+    holding the integers :math:`0, \ldots, G-1` (as :obj:`bool`, an integer
+    dtype, or a floating dtype holding integral values). When :math:`G` is
+    inferred, every group :math:`0, \ldots, G-1` must have a member: ids
+    such as :obj:`{1, 2}` would add an empty group 0, which changes every
+    balance score, so they raise an error that shows how to remap them.
+
+    Args:
+        sens (torch.Tensor): The sensitive attribute of every node.
+        num_nodes (int): The number of nodes :math:`N`.
+        num_groups (int, optional): The number of groups :math:`G`, when some
+            may be absent (e.g. in a mini-batch). Inferred as
+            :obj:`sens.max() + 1` when :obj:`None`. (default: :obj:`None`)
+        name (str, optional): How to call the attribute in error messages.
+            (default: :obj:`'sens'`)
+
+    Returns:
+        A new :obj:`torch.long` tensor of shape :obj:`[N]` and :math:`G`.
+
+    Raises:
+        ValueError: If :obj:`sens` is missing, has the wrong shape, holds
+            non-integral, non-finite or negative values, or values not below
+            :obj:`num_groups`, or, with :math:`G` inferred, a group without
+            members.
+    """
+    if sens is None:
+        raise ValueError(
+            f"The sensitive attribute '{name}' is missing. Store one group id "
+            f"per node in the graph (e.g. 'data.{name} = ...') or pass the "
+            f'name of the attribute that holds it'
+        )
+    if not isinstance(sens, Tensor):
+        raise ValueError(
+            f"The sensitive attribute '{name}' must be a "
+            f'torch.Tensor (got {type(sens).__name__})'
+        )
+    if sens.dim() != 1 or sens.numel() != num_nodes:
+        raise ValueError(
+            f"The sensitive attribute '{name}' must be a 1-D tensor with one "
+            f'entry per node (expected shape [{num_nodes}], got '
+            f'{list(sens.shape)}); flatten it or select the right column'
+        )
+    if sens.is_complex():
+        raise ValueError(
+            f"The sensitive attribute '{name}' must be real "
+            f'(got dtype {sens.dtype})'
+        )
+    if sens.is_floating_point():
+        if not bool(torch.isfinite(sens).all()):
+            raise ValueError(
+                f"The sensitive attribute '{name}' holds NaN or infinite "
+                f'values; every node needs a known group (drop or impute the '
+                f'nodes whose group is unknown)'
+            )
+        if bool((sens != sens.round()).any()):
+            raise ValueError(
+                f"The sensitive attribute '{name}' holds non-integral values; "
+                f'groups must be the integers 0..G-1 (binarise or bucket a '
+                f'continuous attribute first)'
+            )
+    sens = sens.to(torch.long)
+    if num_nodes > 0 and int(sens.min()) < 0:
+        raise ValueError(
+            f"The sensitive attribute '{name}' holds negative values; groups "
+            f'must be the integers 0..G-1 (remap them, e.g. with '
+            f"'torch.unique(s, return_inverse=True)[1]')"
+        )
+    max_group = int(sens.max()) + 1 if num_nodes > 0 else 1
+    if num_groups is None:
+        _check_every_group_present(sens, max_group, name)
+        num_groups = max_group
+    elif not is_integer(num_groups):
+        raise ValueError(
+            f"'num_groups' must be a positive integer (got {num_groups!r})"
+        )
+    elif num_groups < 1:
+        raise ValueError(
+            f"'num_groups' must be a positive integer (got {num_groups})"
+        )
+    elif max_group > num_groups:
+        raise ValueError(
+            f"The sensitive attribute '{name}' holds the group "
+            f"{max_group - 1}, but 'num_groups' is {num_groups}; raise "
+            f"'num_groups' or remap the groups to 0..{num_groups - 1}"
+        )
+    return sens, int(num_groups)
+
+
+def _check_every_group_present(
+    sens: Tensor, max_group: int, name: str
+) -> None:
+    r"""Raises unless every id :math:`0, \ldots,` :obj:`max_group - 1`
+    occurs; checks without allocating :obj:`max_group` entries."""
+    present = torch.unique(sens)
+    if present.numel() == max_group:
+        return
+    missing = max_group - present.numel()
+    example = sorted(set(range(min(max_group, 10))) - set(present.tolist()))
+    raise ValueError(
+        f"The sensitive attribute '{name}' holds the ids "
+        f'{_listing(present)}, so {max_group} groups are inferred, '
+        f'{missing} of them without members (e.g. {example}); an empty '
+        f'group would enter every balance score. Remap the ids to '
+        f"0..{present.numel() - 1} with 's = torch.unique(s, "
+        f"return_inverse=True)[1]', or pass 'num_groups' if groups are "
+        f'absent on purpose (e.g. in a mini-batch)'
+    )
+
+
+def _listing(values: Tensor, limit: int = 6) -> str:
+    items = values.tolist()
+    shown = ', '.join(str(v) for v in items[:limit])
+    return '{' + shown + (', ...}' if len(items) > limit else '}')
+
+
+#: Where the number of nodes comes from when the groups give it.
+SENS_COUNTS_NODES = "'sens' (one group per node)"
+
+
+def check_edge_index(
+    edge_index: Tensor, num_nodes: int | None, counted_by: str = 'the graph'
+) -> int:
+    r"""Checks that :obj:`edge_index` is a valid :obj:`[2, E]` integer tensor
+    and returns the number of nodes (inferred when :obj:`num_nodes` is
+    :obj:`None`); :obj:`counted_by` names where :obj:`num_nodes` comes from,
+    so that an error blames the right argument.
+    """
+    if not isinstance(edge_index, Tensor):
+        raise ValueError(
+            f"'edge_index' must be a torch.Tensor (got "
+            f'{type(edge_index).__name__})'
+        )
+    if edge_index.dim() != 2 or edge_index.size(0) != 2:
+        raise ValueError(
+            f"'edge_index' must have shape [2, num_edges] "
+            f'(got {list(edge_index.shape)})'
+        )
+    if edge_index.dtype not in (torch.int64, torch.int32):
+        raise ValueError(
+            f"'edge_index' must hold torch.long or torch.int "
+            f'node ids (got {edge_index.dtype})'
+        )
+    if edge_index.numel() > 0:
+        if int(edge_index.min()) < 0:
+            raise ValueError("'edge_index' holds negative node ids")
+        max_id = int(edge_index.max())
+        if num_nodes is None:
+            num_nodes = max_id + 1
+        elif max_id >= num_nodes:
+            raise ValueError(
+                f"'edge_index' refers to node {max_id}, but {counted_by} "
+                f'gives only {num_nodes} nodes'
+            )
+    return int(num_nodes or 0)
+
+
+def check_same_device(**tensors: Tensor | None) -> None:
+    r"""Raises a :class:`ValueError` if the given tensors live on different
+    devices.
+    """
+    devices = {name: t.device for name, t in tensors.items() if t is not None}
+    if len(set(devices.values())) > 1:
+        listing = ', '.join(f"'{k}' on {v}" for k, v in devices.items())
+        raise ValueError(
+            f'All inputs must be on the same device (got '
+            f"{listing}); move them with '.to(device)'"
+        )

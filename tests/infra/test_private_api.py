@@ -1,0 +1,103 @@
+r"""The private APIs of torch and PyG the library relies on still exist and
+mean what it takes them to mean; a new release that changes one fails
+here, by name, rather than somewhere inside a training pass."""
+
+import pytest
+import torch
+from torch_geometric.nn import GCNConv
+
+from pyg_bemap.infra.private_api import (
+    PROPAGATION_HOOKS,
+    has_module_hooks,
+    has_propagation_hooks,
+    inside_backward,
+    version_counter,
+    DISABLED_TORCH_FUNCTION,
+)
+
+
+def test_inside_backward_is_true_only_in_a_backward_pass():
+    seen = []
+    x = torch.ones(2, requires_grad=True)
+    y = x * 2
+    y.register_hook(lambda grad: seen.append(inside_backward()))
+    assert not inside_backward()
+    y.sum().backward()
+    assert seen == [True]
+
+
+def test_the_version_counter_counts_in_place_edits():
+    t = torch.zeros(3)
+    before = version_counter(t)
+    t[0] = 1.0
+    assert version_counter(t) == before + 1
+    with torch.inference_mode():
+        assert version_counter(torch.zeros(2)) == 0
+
+
+class Plain(torch.Tensor):
+    __torch_function__ = DISABLED_TORCH_FUNCTION
+
+
+def test_a_subclass_can_run_its_operations_as_plain_tensors():
+    tagged = torch.zeros(2).as_subclass(Plain)
+    assert type(tagged + 1) is torch.Tensor
+    assert type(tagged[0]) is torch.Tensor
+    tagged.add_(1)  # in place: the object itself, counted
+    assert version_counter(tagged) == 1
+
+
+@pytest.mark.parametrize(
+    'register',
+    [
+        'register_propagate_forward_pre_hook',
+        'register_propagate_forward_hook',
+        'register_message_forward_pre_hook',
+        'register_message_forward_hook',
+        'register_aggregate_forward_pre_hook',
+        'register_aggregate_forward_hook',
+        'register_message_and_aggregate_forward_pre_hook',
+        'register_message_and_aggregate_forward_hook',
+    ],
+)
+def test_every_public_hook_lands_in_a_dictionary_we_read(register):
+    conv = GCNConv(4, 4)
+    assert all(isinstance(getattr(conv, n), dict) for n in PROPAGATION_HOOKS)
+    assert not has_propagation_hooks(conv)
+    getattr(conv, register)(lambda *args: None)
+    assert has_propagation_hooks(conv)
+
+
+def test_explaining_counts_as_a_hook():
+    conv = GCNConv(4, 4)
+    conv.explain = True
+    assert has_propagation_hooks(conv)
+
+
+@pytest.mark.parametrize(
+    'register',
+    [
+        'register_forward_pre_hook',
+        'register_forward_hook',
+        'register_full_backward_pre_hook',
+        'register_full_backward_hook',
+    ],
+)
+def test_module_hooks_are_seen_on_the_module_and_its_children(register):
+    for hooked in ('module', 'child'):
+        conv = GCNConv(4, 4)
+        assert not has_module_hooks(conv)
+        target = conv if hooked == 'module' else conv.lin
+        handle = getattr(target, register)(lambda *args: None)
+        assert has_module_hooks(conv)
+        handle.remove()
+        assert not has_module_hooks(conv)
+    global_register = getattr(
+        torch.nn.modules.module,
+        register.replace('register_', 'register_module_'),
+    )
+    handle = global_register(lambda *args: None)
+    try:
+        assert has_module_hooks(GCNConv(4, 4))
+    finally:
+        handle.remove()

@@ -1,0 +1,210 @@
+import pytest
+import torch
+
+import pyg_bemap.infra.sparse as layout
+from pyg_bemap.infra import threads
+from pyg_bemap.infra.sparse import (
+    MaskedAdjacency,
+    csr_tensor,
+    masked_columns,
+    sparse_product,
+    transposed_adjacency,
+)
+from tests.conftest import run_python
+
+
+@pytest.fixture(params=[True, False], ids=['torch-sparse', 'torch.sparse'])
+def with_torch_sparse(request, monkeypatch):
+    r"""Runs a test with torch-sparse's layout (when installed) and with the
+    :obj:`torch.sparse` fallback."""
+    if request.param and not layout.WITH_TORCH_SPARSE:
+        pytest.skip('needs torch-sparse')
+    monkeypatch.setattr(layout, 'WITH_TORCH_SPARSE', request.param)
+    return request.param
+
+
+def test_transposed_adjacency_aggregates_sources_into_targets(
+    with_torch_sparse,
+):
+    edge_index = torch.tensor([[1, 2, 0, 2], [0, 0, 1, 1]])  # sorted
+    x = torch.tensor([[1.0], [10.0], [100.0]])
+    for is_sorted in (True, False):
+        adj_t = transposed_adjacency(edge_index, 3, is_sorted=is_sorted)
+        if with_torch_sparse:
+            out = adj_t.matmul(x)
+        else:
+            assert adj_t.layout == torch.sparse_csr
+            out = adj_t @ x
+        assert out.view(-1).tolist() == [110.0, 101.0, 0.0]
+
+
+def test_masked_adjacency_equals_a_sorted_build(with_torch_sparse):
+    gen = torch.Generator().manual_seed(0)
+    edge_index = torch.randint(0, 30, (2, 400), generator=gen)
+    edge_index[:, :10] = torch.arange(10).repeat(2, 1)  # self-loops
+    masked = MaskedAdjacency(edge_index, 30)
+    original = edge_index.clone()
+    for _ in range(3):
+        mask = torch.rand(400, generator=gen) < 0.4
+        got = masked(mask)
+        kept = edge_index[:, mask]
+        kept = kept[:, kept[0] != kept[1]]
+        target, source = kept[1], kept[0]
+        order = torch.sort(target * 30 + source, stable=True)[1]
+        expected_row, expected_col = target[order], source[order]
+        if not with_torch_sparse:
+            assert got.layout == torch.sparse_csr
+            row = torch.repeat_interleave(got.crow_indices().diff())
+            assert torch.equal(row, expected_row)
+            assert torch.equal(got.col_indices(), expected_col)
+            continue
+        row, col, _ = got.coo()
+        assert torch.equal(row, expected_row)
+        assert torch.equal(col, expected_col)
+        # the transpose it carries equals the one torch-sparse sorts for
+        # (up to the order of duplicate edges)
+        sorted_ = layout.SparseTensor(row=row, col=col, sparse_sizes=(30, 30))
+        assert torch.equal(got.storage.colptr(), sorted_.storage.colptr())
+        perm, expected_perm = got.storage.csr2csc(), sorted_.storage.csr2csc()
+        assert torch.equal(perm.sort()[0], torch.arange(row.numel()))
+        for index in (row, col):
+            assert torch.equal(index[perm], index[expected_perm])
+    assert torch.equal(edge_index, original)
+
+
+@pytest.mark.parametrize('dtype', [torch.float32, torch.float64])
+def test_csr_parts_are_the_kept_adjacency_and_its_transpose(dtype):
+    gen = torch.Generator().manual_seed(1)
+    edge_index = torch.randint(0, 30, (2, 400), generator=gen)
+    edge_index[:, :10] = torch.arange(10).repeat(2, 1)  # self-loops
+    masked = MaskedAdjacency(edge_index, 30)
+    mask = torch.rand(400, generator=gen) < 0.4
+    rowptr, col, colptr, row = masked.csr_parts(mask)
+    ones = torch.ones(col.numel(), dtype=dtype)
+    adj = csr_tensor(rowptr, col, ones, (30, 30))
+    adj_t = csr_tensor(colptr, row, ones, (30, 30))
+    kept = edge_index[:, mask]
+    kept = kept[:, kept[0] != kept[1]]
+    expected = torch.zeros(30, 30, dtype=dtype).index_put_(
+        (kept[1], kept[0]), torch.ones(kept.size(1), dtype=dtype), True
+    )  # a repeated edge counts as often as it is kept
+    assert torch.equal(adj.to_dense(), expected)
+    assert torch.equal(adj_t.to_dense(), expected.t())
+    for ptr, index in ((rowptr, col), (colptr, row)):  # sorted in rows
+        rows = torch.repeat_interleave(ptr.diff())
+        key = rows * 30 + index
+        assert bool((key[1:] >= key[:-1]).all())
+
+
+def random_csr(num_rows, seed):
+    gen = torch.Generator().manual_seed(seed)
+    dense = torch.rand(num_rows, num_rows, generator=gen)
+    dense = dense * (torch.rand(num_rows, num_rows, generator=gen) < 0.4)
+    csr = dense.to_sparse_csr()
+    return dense, csr.crow_indices(), csr.col_indices(), csr.values()
+
+
+@pytest.mark.parametrize('diagonal', [None, 1.0, 'column'])
+@pytest.mark.parametrize('given_transpose', [True, False])
+def test_sparse_product_and_its_gradients_are_the_dense_ones(
+    diagonal, given_transpose
+):
+    dense, rowptr, col, value = random_csr(7, 0)
+    if diagonal == 'column':
+        diagonal = torch.rand(7, 1)
+    value = value.clone().requires_grad_()
+    x = torch.randn(7, 3, requires_grad=True)
+    weight = torch.randn(7, 3)
+    transpose = None
+    if given_transpose:
+        csc = dense.t().to_sparse_csr()
+        order = dense.t()[dense.t() != 0]  # values in the transpose's order
+        perm = torch.tensor(
+            [(value.detach() == v).nonzero()[0, 0].item() for v in order]
+        )
+        transpose = lambda: (csc.crow_indices(), csc.col_indices(), perm)  # noqa: E731
+    out = sparse_product(rowptr, col, value, x, diagonal, transpose)
+    (out * weight).sum().backward()
+    dense_value = dense.clone().requires_grad_()
+    x_ref = x.detach().clone().requires_grad_()
+    full = dense_value
+    if diagonal is not None:
+        constant = isinstance(diagonal, float)
+        extra = torch.ones(7) if constant else diagonal.view(-1)
+        full = dense_value + torch.diag(extra)
+    expected = full @ x_ref
+    (expected * weight).sum().backward()
+    torch.testing.assert_close(out, expected)
+    torch.testing.assert_close(x.grad, x_ref.grad)
+    torch.testing.assert_close(value.grad, dense_value.grad[dense != 0])
+
+
+def test_sparse_product_without_gradients_records_nothing():
+    _, rowptr, col, value = random_csr(5, 1)
+    out = sparse_product(rowptr, col, value, torch.randn(5, 2))
+    assert out.grad_fn is None
+
+
+_TRAIN_AND_EVALUATE = """
+import torch, warnings
+from torch_geometric.nn.models import GCN
+from pyg_bemap import BalanceAwareSampling, to_bemap
+from pyg_bemap.datasets import biased_sbm
+data = BalanceAwareSampling()(biased_sbm(200, 8, seed=0))
+model = to_bemap(GCN(data.num_features, 8, 2, 2))
+filters = list(warnings.filters)
+model(data.x, data.edge_index).sum().backward()
+model.eval()
+model(data.x, data.edge_index)
+assert warnings.filters == filters
+"""
+
+
+def test_the_layouts_we_choose_show_users_no_sparse_notices():
+    # A fresh process with Python's default warning filters, as a user's
+    # script has: torch's one-time notices about CSR tensors (which the
+    # package builds without torch-sparse) must not reach it, and no
+    # pass touches the process's warning filters.
+    run = run_python('-c', _TRAIN_AND_EVALUATE)
+    assert run.returncode == 0, run.stderr
+    assert 'beta state' not in run.stderr
+    assert 'implicitly disabled' not in run.stderr
+
+
+def test_a_users_own_csr_tensor_still_gets_torchs_notice():
+    # The filter is scoped to the package's own module.
+    code = (
+        'import pyg_bemap, torch\n'
+        'torch.sparse_csr_tensor(torch.tensor([0, 1]), torch.tensor([0]),'
+        ' torch.ones(1), (1, 1))\n'
+    )
+    run = run_python('-c', code)
+    assert run.returncode == 0, run.stderr
+    assert 'beta state' in run.stderr
+
+
+@pytest.mark.parametrize('chunk', [threads.CHUNK, 10], ids=['one', 'rows'])
+@pytest.mark.parametrize('dtype', [torch.long, torch.int32])
+def test_masked_columns_equals_boolean_indexing(dtype, chunk, monkeypatch):
+    monkeypatch.setattr(threads, 'CHUNK', chunk)  # 10: a row per thread
+    gen = torch.Generator().manual_seed(0)
+    index = torch.randint(50, (2, 300), generator=gen, dtype=dtype)
+    mask = torch.rand(300, generator=gen) < 0.4
+    for edges in (index, index.t().contiguous().t()):  # and a strided view
+        out = masked_columns(edges, mask)
+        assert out.dtype == dtype and torch.equal(out, edges[:, mask])
+    assert masked_columns(index, torch.zeros(300, dtype=torch.bool)).shape == (
+        2,
+        0,
+    )
+
+
+def test_masked_columns_keeps_a_subclass_and_its_metadata():
+    from torch_geometric import EdgeIndex
+
+    index = EdgeIndex(
+        torch.tensor([[0, 1, 1, 2], [1, 0, 2, 1]]), sort_order='row'
+    )
+    out = masked_columns(index, torch.tensor([True, False, True, True]))
+    assert isinstance(out, EdgeIndex) and out.sort_order == 'row'
+    assert out.as_subclass(torch.Tensor).tolist() == [[0, 1, 2], [1, 2, 1]]

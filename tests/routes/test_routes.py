@@ -1,0 +1,113 @@
+r"""The fast routes never change a result or raise where the inner layer's
+own call would not: every call they cannot honour takes the edge list."""
+
+import copy
+
+import pytest
+import torch
+from torch_geometric.nn import (
+    GCNConv,
+    GINConv,
+    GraphConv,
+    SAGEConv,
+    SGConv,
+    TAGConv,
+)
+
+from pyg_bemap import BalanceAwareSampling, BeMapConv
+from pyg_bemap.datasets import load_nba
+from pyg_bemap.routes import edge_list, fast_route, gcn, sparse
+from tests.conftest import random_graph
+
+FLOWS = {
+    'gcn': lambda **kw: GCNConv(8, 16, **kw),
+    'sage': lambda **kw: SAGEConv(8, 16, **kw),
+    'graph': lambda **kw: GraphConv(8, 16, **kw),
+    'gin': lambda **kw: GINConv(torch.nn.Linear(8, 16), **kw),
+    'sg': lambda **kw: SGConv(8, 16, **kw),
+    'tag': lambda **kw: TAGConv(8, 16, **kw),
+}
+
+
+@pytest.fixture(scope='module')
+def data():
+    return BalanceAwareSampling()(random_graph(60, 600, 2, 0, simple=True))
+
+
+def pair(make):
+    torch.manual_seed(0)
+    vanilla = make()
+    return vanilla, BeMapConv(copy.deepcopy(vanilla))
+
+
+def test_the_fast_route_of_each_layer():
+    assert fast_route(GCNConv(8, 4), 'auto', torch.float32) is gcn
+    assert fast_route(SAGEConv(8, 4), 'auto', torch.float64) is sparse
+    assert fast_route(GCNConv(8, 4), 'edge_index', torch.float32) is edge_list
+    assert fast_route(GCNConv(8, 4), 'auto', torch.float16) is edge_list
+    flow = GCNConv(8, 4, flow='target_to_source')
+    assert fast_route(flow, 'auto', torch.float32) is edge_list
+
+
+@pytest.mark.parametrize('name', list(FLOWS))
+def test_target_to_source_layers_work_as_the_vanilla_layer(data, name):
+    vanilla, bemap = pair(lambda: FLOWS[name](flow='target_to_source'))
+    plain = data.edge_index.as_tensor()
+    vanilla.eval(), bemap.eval()
+    assert torch.equal(bemap(data.x, data.edge_index), vanilla(data.x, plain))
+    bemap.train()(data.x, data.edge_index).sum().backward()
+
+
+def test_inference_mode_leaves_nothing_behind(data):
+    vanilla, bemap = pair(lambda: GCNConv(8, 16))
+    bemap.eval()
+    with torch.inference_mode():
+        bemap(data.x, data.edge_index)
+    x = data.x.clone().requires_grad_()
+    out = bemap(x, data.edge_index)
+    out.sum().backward()  # no inference tensor was saved for backward
+    expected = vanilla.eval()(data.x, data.edge_index.as_tensor())
+    torch.testing.assert_close(out, expected)
+
+
+@pytest.mark.parametrize('training', [True, False])
+def test_cpu_autocast_takes_the_layers_own_call(data, training):
+    vanilla, bemap = pair(lambda: GCNConv(8, 16))
+    bemap.train(training), vanilla.train(training)
+    with torch.autocast('cpu', dtype=torch.bfloat16):
+        out = bemap(data.x, data.edge_index)
+        expected = vanilla(data.x, data.edge_index.as_tensor())
+    assert out.dtype == expected.dtype
+    if not training:
+        assert torch.equal(out, expected)
+
+
+def test_a_sparse_feature_matrix_with_a_widening_gcn():
+    data = BalanceAwareSampling()(load_nba())
+    x = data.x.to_sparse()
+    vanilla, bemap = pair(lambda: GCNConv(data.num_features, 128))
+    expected = vanilla(x, data.edge_index.as_tensor())
+    torch.testing.assert_close(bemap.eval()(x, data.edge_index), expected)
+    bemap.train()(x, data.edge_index).sum().backward()
+
+
+def test_batched_features_with_as_many_batches_as_nodes(data):
+    x = torch.randn(data.num_nodes, data.num_nodes, 8)  # B == N
+    vanilla, bemap = pair(lambda: GCNConv(8, 16))
+    expected = vanilla(x, data.edge_index.as_tensor())
+    assert torch.equal(bemap.eval()(x, data.edge_index), expected)
+    assert bemap.train()(x, data.edge_index).shape == expected.shape
+
+
+def test_hooks_and_other_arguments_take_the_edge_list(data):
+    vanilla, bemap = pair(lambda: GCNConv(8, 16))
+    seen = []
+    bemap.conv.lin.register_forward_hook(lambda *args: seen.append(1))
+    bemap.eval()(data.x, data.edge_index)
+    assert seen  # the hook saw the call: the layer's own
+    weight = torch.rand(data.num_edges)
+    expected = vanilla(data.x, data.edge_index.as_tensor(), weight)
+    out = BeMapConv(copy.deepcopy(vanilla)).eval()(
+        data.x, data.edge_index, weight
+    )
+    assert torch.equal(out, expected)

@@ -1,0 +1,40 @@
+r"""Rule 3: balance scores from group counts."""
+
+import pytest
+import torch
+
+from pyg_bemap.rules.balance import balance_score
+from tests.reference import reference_balance
+
+
+def test_balance_two_groups_is_inverse_absolute_difference():
+    count = torch.tensor([[3, 1], [2, 2], [0, 5]])
+    assert balance_score(count).tolist() == pytest.approx([1 / 3, 1.0, 1 / 6])
+    assert balance_score(count, delta=0.5).tolist() == pytest.approx(
+        [1 / 2.5, 2.0, 1 / 5.5]
+    )
+    assert balance_score(count).dtype == torch.get_default_dtype()
+
+
+@pytest.mark.parametrize('num_groups', [1, 2, 3, 4])
+def test_balance_matches_pairwise_rms_reference(num_groups):
+    count = torch.randint(
+        0, 30, (50, num_groups), generator=torch.Generator().manual_seed(0)
+    )
+    expected = reference_balance(count, 0.7)
+    assert torch.allclose(
+        balance_score(count, 0.7).double(), expected, rtol=1e-6
+    )
+
+
+def test_balance_three_groups_example():
+    # pairs (4-1, 4-1, 1-1): sqrt((9 + 9 + 0) / 3) = sqrt(6)
+    out = balance_score(torch.tensor([[4, 1, 1]]))
+    assert out.item() == pytest.approx(1 / (6**0.5 + 1))
+
+
+def test_balance_rejects_bad_arguments():
+    with pytest.raises(ValueError, match='delta'):
+        balance_score(torch.ones(2, 2), delta=0.0)
+    with pytest.raises(ValueError, match='2-D'):
+        balance_score(torch.ones(4))
