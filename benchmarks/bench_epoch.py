@@ -1,7 +1,8 @@
 r"""Fairness at the price of a vanilla epoch: one training step (forward and
 backward) of a 2-layer GCN, vanilla and BeMap(sym), with the graph as an edge
-list and as a sparse adjacency, measured in one run, the steps of all variants interleaved (one step of
-each per round) so that the machine's drift affects them alike.
+list and as a sparse adjacency, measured in one run, the steps of all
+variants interleaved (one step of each per round) so that the machine's
+drift affects them alike.
 
     python benchmarks/bench_epoch.py [--threads 1] [--nodes 67797]
 """

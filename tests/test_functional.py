@@ -28,3 +28,24 @@ def test_functional_api_reuses_the_carried_plan(monkeypatch):
     other = data.bemap_balance.flip(0)
     balanced_edge_sample(data.edge_index, data.s, other)
     assert len(calls) == 2
+
+
+def test_the_carried_path_checks_nothing_again_but_edits(monkeypatch):
+    import pytest
+
+    import pyg_bemap.functional as functional
+
+    data = BalanceAwareSampling()(random_graph(60, 600, 2, 0))
+    monkeypatch.setattr(
+        functional,
+        'check_edge_index',
+        lambda *args: pytest.fail('checked again'),
+    )
+    kept, mask = balanced_edge_sample(
+        data.edge_index, data.s, data.bemap_balance
+    )
+    assert type(kept) is torch.Tensor
+    assert torch.equal(kept, data.edge_index.as_tensor()[:, mask])
+    data.s[0] = 1 - data.s[0]  # the groups the scores describe changed
+    with pytest.raises(ValueError, match="'s' was modified in place"):
+        balanced_edge_sample(data.edge_index, data.s, data.bemap_balance)

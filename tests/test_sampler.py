@@ -45,7 +45,11 @@ def test_the_sampler_imports_nothing_of_layouts_or_gcn():
         for node in ast.walk(tree)
         if isinstance(node, ast.ImportFrom) and node.module
     ]
-    allowed = ('pyg_bemap.rules', 'pyg_bemap.settings', 'pyg_bemap.infra.private_api')
+    allowed = (
+        'pyg_bemap.rules',
+        'pyg_bemap.settings',
+        'pyg_bemap.infra.private_api',
+    )
     assert all(
         name.startswith(allowed) for name in imported if 'pyg_bemap' in name
     ), imported

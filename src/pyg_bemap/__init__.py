@@ -17,8 +17,6 @@ from pyg_bemap.metrics import (
     fairness_report,
 )
 from pyg_bemap.nn import BeMapConv, BeMapGCN, RowNormConv, to_bemap
-from pyg_bemap.settings import SamplerSettings
-from pyg_bemap.transforms import AttachBeMap, BalanceAwareSampling
 from pyg_bemap.rules import (
     balance_score,
     exact_counting_memory,
@@ -26,6 +24,8 @@ from pyg_bemap.rules import (
     hop_group_counts,
 )
 from pyg_bemap.rules.draw import EdgeGrouping
+from pyg_bemap.settings import SamplerSettings
+from pyg_bemap.transforms import AttachBeMap, BalanceAwareSampling
 
 __version__ = '0.1.0'
 

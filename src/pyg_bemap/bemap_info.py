@@ -12,6 +12,7 @@ from pyg_bemap.rules.draw import EdgeGrouping
 from pyg_bemap.rules.groups import check_edge_index, sensitive_groups
 from pyg_bemap.sampler import GraphSampler
 
+
 class BeMapInfo:
     r"""What BeMap's sampler needs to know about the nodes of a graph: the
     sensitive group and the balance score of every node.
@@ -87,7 +88,9 @@ class BeMapInfo:
         self._samplers: dict[bool, GraphSampler] = {}
         self._name = name
         self._source = source
-        self._source_version = version_counter(source) if source is not None else 0
+        self._source_version = (
+            version_counter(source) if source is not None else 0
+        )
         #: The version of the carrier's edges when it was attached
         #: (:obj:`None`: no carrier yet).
         self.edges_version: int | None = None
@@ -157,6 +160,12 @@ class BeMapInfo:
         self._samplers[flipped] = sampler
         return sampler
 
+    def describes(self, sens: Any, balance: Any) -> bool:
+        r"""Whether :obj:`sens` and :obj:`balance` are the very tensors this
+        information was computed from (by
+        :class:`~pyg_bemap.BalanceAwareSampling`)."""
+        return sens is self._source and balance is self.balance
+
     def check_unedited(self, graph: Any) -> None:
         r"""Raises a :class:`ValueError` if :obj:`graph` carries this
         information and its edges, or the sensitive attribute the groups
@@ -169,7 +178,10 @@ class BeMapInfo:
         ):
             raise ValueError(EDITED_EDGES)
         source = self._source
-        if source is not None and version_counter(source) != self._source_version:
+        if (
+            source is not None
+            and version_counter(source) != self._source_version
+        ):
             raise ValueError(
                 f"The sensitive attribute '{self._name}' was modified in "
                 f'place after BalanceAwareSampling (or AttachBeMap) computed '

@@ -6,7 +6,6 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import torch
 from torch import Tensor
 
 from pyg_bemap.bemap_info import BeMapInfo
@@ -45,16 +44,16 @@ class BeMapEdgeIndex(Tensor):
     :class:`~pyg_bemap.BalanceAwareSampling`, or apply it again after.
 
     It is a plain :class:`torch.Tensor` for every operation, which costs
-    nothing extra (no :meth:`__torch_function__`); only the results of
+    nothing extra (no ``__torch_function__``); only the results of
     :meth:`clone`, :meth:`to`, :meth:`cpu`, :meth:`cuda`, :meth:`detach`,
-    :meth:`contiguous`, :meth:`pin_memory` and :meth:`share_memory_` keep
+    :meth:`contiguous`, :meth:`pin_memory` and ``share_memory_`` keep
     the information (moved along), and so do :func:`copy.deepcopy`,
     :func:`torch.save` and :func:`torch.load`. Create one with
     :func:`attach_bemap` or :class:`~pyg_bemap.BalanceAwareSampling`.
     """
 
     bemap: BeMapInfo
-    __torch_function__ = DISABLED_TORCH_FUNCTION
+    __torch_function__ = DISABLED_TORCH_FUNCTION  # type: ignore[assignment]
 
     def as_tensor(self) -> Tensor:
         r"""Returns the edges as a plain :class:`torch.Tensor` (no copy),
@@ -177,7 +176,8 @@ def carrier_of(edge_index: Tensor, info: BeMapInfo) -> BeMapEdgeIndex:
     :class:`~pyg_bemap.BalanceAwareSampling`)."""
     plain = edge_index.as_subclass(Tensor).clone()
     out = _rebuild(plain, info)
-    info.sampler(out, plain, checked=True).grouping  # groups the edges
+    grouping = info.sampler(out, plain, checked=True).grouping
+    assert grouping is not None  # the edges are grouped here, once
     return out
 
 

@@ -142,7 +142,9 @@ class GraphSampler:
         return remembered(self.memo, key, build)
 
 
-def remembered(memo: dict[Any, Any], key: Any, build: Callable[[], Any]) -> Any:
+def remembered(
+    memo: dict[Any, Any], key: Any, build: Callable[[], Any]
+) -> Any:
     r""":obj:`memo[key]`, built by :obj:`build` on first use."""
     value = memo.get(key)
     if value is None:

@@ -7,12 +7,12 @@ import torch
 from torch_geometric.nn import GCNConv
 
 from pyg_bemap.infra.private_api import (
+    DISABLED_TORCH_FUNCTION,
     PROPAGATION_HOOKS,
     has_module_hooks,
     has_propagation_hooks,
     inside_backward,
     version_counter,
-    DISABLED_TORCH_FUNCTION,
 )
 
 

@@ -35,8 +35,8 @@ from torch_geometric.nn import (
 )
 
 from pyg_bemap import BalanceAwareSampling, BeMapConv, RowNormConv
-from pyg_bemap.nn.bemap_conv import LAYOUTS
 from pyg_bemap.nn import FusedGATConv
+from pyg_bemap.nn.bemap_conv import LAYOUTS
 
 IN, OUT = 6, 5
 

@@ -8,8 +8,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy.stats import chisquare
 
-import pyg_bemap.rules.draw as sampling_module
 import pyg_bemap.infra.threads as threads_module
+import pyg_bemap.rules.draw as sampling_module
 from pyg_bemap.functional import balanced_edge_sample
 from pyg_bemap.rules.draw import (
     _segmented_argsort,

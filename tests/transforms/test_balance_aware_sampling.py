@@ -6,8 +6,7 @@ from torch_geometric.data import Data, HeteroData
 
 import pyg_bemap.rules.balance as balance
 import pyg_bemap.rules.groups as groups
-from pyg_bemap import BalanceAwareSampling, BeMapEdgeIndex
-from pyg_bemap import balance_score
+from pyg_bemap import BalanceAwareSampling, BeMapEdgeIndex, balance_score
 from tests.conftest import random_graph
 from tests.reference import reference_balance, reference_counts
 

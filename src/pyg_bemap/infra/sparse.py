@@ -227,7 +227,7 @@ class MaskedAdjacency:
         )
         return SparseTensor.from_storage(storage)
 
-    def csr_parts(self, mask: Tensor) -> tuple[Tensor, ...]:
+    def csr_parts(self, mask: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor]:
         r"""The CSR parts of the transposed adjacency of the edges where
         :obj:`mask` is :obj:`True` (self-loops left out), :obj:`(rowptr,
         col)`, and of its transpose, :obj:`(colptr, row)`, all sorted."""
@@ -353,9 +353,7 @@ def sparse_product(
     if transpose is None:
         transpose = functools.partial(_transposed, rowptr, col)
     if torch.is_grad_enabled() and (value.requires_grad or x.requires_grad):
-        return _SparseProduct.apply(
-            value, x, rowptr, col, diagonal, transpose
-        )
+        return _SparseProduct.apply(value, x, rowptr, col, diagonal, transpose)
     return _product(rowptr, col, value, x, diagonal)
 
 

@@ -2,7 +2,7 @@ r""":class:`~torch_geometric.nn.conv.GATConv` with a sparse-adjacency path.
 
 :class:`~torch_geometric.nn.conv.GATConv` has no sparse path: it
 materialises one message per edge and channel. Here each head aggregates
-with one :func:`~pyg_bemap.infra.sparse.sparse_product` whose values are
+with one ``sparse_product`` (``infra/sparse.py``) whose values are
 the attention coefficients, and whose backward pass computes their
 gradients with a sampled dense-dense product, so no
 :math:`|\mathcal{E}| \times F` tensor is built. Outputs and gradients
@@ -27,7 +27,7 @@ class FusedGATConv(GATConv):
     r""":class:`~torch_geometric.nn.conv.GATConv` with a sparse-adjacency path:
     the attention coefficients :math:`\alpha_{ij}` become the values of the
     adjacency and each head aggregates with one
-    :func:`~pyg_bemap.infra.sparse.sparse_product` on a
+    ``sparse_product`` (``infra/sparse.py``) on a
     :class:`torch_sparse.SparseTensor`. Same arguments, parameters and
     outputs (without :obj:`edge_attr` on sparse inputs, as in PyG)."""
 

@@ -32,7 +32,7 @@ class RowNormConv(MessagePassing):
     linear map runs after the aggregation when that is cheaper (fewer input
     than output channels); both orders compute the same function. On a
     :class:`torch_sparse.SparseTensor`, the mean is one
-    :func:`~pyg_bemap.infra.sparse.sparse_product` with the self-loops as
+    ``sparse_product`` (``infra/sparse.py``) with the self-loops as
     a diagonal; other inputs pass messages along the edge list. Wrapped as
     :obj:`BeMapConv(RowNormConv(in_channels, out_channels))`, the mean runs
     over the fair neighbourhood including the node.
@@ -108,7 +108,12 @@ def _neighbourhood_mean(graph: SparseTensor, dtype: torch.dtype) -> Any:
 
     def mean(x: Tensor) -> Tensor:
         return sparse_product(
-            storage.rowptr(), storage.col(), value, x, scale.view(-1, 1), transpose
+            storage.rowptr(),
+            storage.col(),
+            value,
+            x,
+            scale.view(-1, 1),
+            transpose,
         )
 
     return mean

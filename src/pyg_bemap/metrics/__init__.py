@@ -12,13 +12,13 @@ from pyg_bemap.metrics.fairness_report import (
     fairness_report,
     roc_auc,
 )
-from pyg_bemap.metrics.task import FairnessTask, fairness_task
 from pyg_bemap.metrics.probe import (
     LINE_STYLES,
     ProbeBin,
     ProbeResult,
     sensitive_attribute_probe,
 )
+from pyg_bemap.metrics.task import FairnessTask, fairness_task
 
 __all__ = [
     'LINE_STYLES',

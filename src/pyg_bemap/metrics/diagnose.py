@@ -7,7 +7,7 @@ import torch
 from torch import Tensor
 from torch_geometric.data import Data
 
-from pyg_bemap.settings import SamplerSettings
+from pyg_bemap.metrics.task import fairness_task
 from pyg_bemap.rules.balance import imbalance
 from pyg_bemap.rules.counts import (
     DEFAULT_MEMORY_BUDGET,
@@ -15,7 +15,7 @@ from pyg_bemap.rules.counts import (
 )
 from pyg_bemap.rules.draw import group_edges
 from pyg_bemap.rules.quotas import fair_quotas
-from pyg_bemap.metrics.task import fairness_task
+from pyg_bemap.settings import SamplerSettings
 
 #: The quantiles of the imbalance :math:`D_i` that a diagnosis reports.
 QUANTILES = {'min': 0.0, 'q25': 0.25, 'median': 0.5, 'q75': 0.75, 'max': 1.0}

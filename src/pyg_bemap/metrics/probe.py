@@ -13,7 +13,6 @@ from torch import Tensor
 from pyg_bemap.metrics.bias import majority_ratio
 from pyg_bemap.rules.groups import sensitive_groups
 
-
 #: The marker, line style and colour of each curve of a plot, in turn. The
 #: colours are Paul Tol's high-contrast scheme and black, of distinct
 #: lightness, so curves stay apart in greyscale and for colour-blind

@@ -117,7 +117,7 @@ def _stack() -> tuple[Any, bool]:
     r"""The frame of the outermost module call on this thread's stack (the
     pass), and whether a checkpointed region is on it."""
     outermost, checkpointed = None, False
-    frame = sys._getframe(2)
+    frame: Any = sys._getframe(2)
     while frame is not None:
         code = frame.f_code
         if code in _MODULE_CALLS:

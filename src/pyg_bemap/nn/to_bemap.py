@@ -6,9 +6,10 @@ from typing import Any
 import torch
 from torch_geometric.nn.conv import HeteroConv, MessagePassing
 
+from pyg_bemap.infra.checks import check_generator
 from pyg_bemap.nn.bemap_conv import BeMapConv
 from pyg_bemap.settings import SamplerSettings
-from pyg_bemap.infra.checks import check_generator
+
 
 def to_bemap(
     model: torch.nn.Module,

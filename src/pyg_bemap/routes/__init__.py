@@ -14,19 +14,19 @@ sample (training) and calls the layer.
         argument masked alike
     * - :obj:`sparse`
       - those that compute the same function on a sparse adjacency
-        (:func:`~pyg_bemap.routes.sparse.same_on_sparse`)
+        (``same_on_sparse`` in ``routes/sparse.py``)
       - a transposed sparse adjacency, built once per graph or sample
     * - :obj:`gcn`
       - a plain :class:`~torch_geometric.nn.conv.GCNConv`
-        (:func:`~pyg_bemap.routes.gcn.computes_gcn`)
+        (``computes_gcn`` in ``routes/gcn.py``)
       - none: GCN's propagation from the layer's own parameters
-        (:mod:`pyg_bemap.routes.gcn`)
+        (``routes/gcn.py``)
 
 The fast routes (:obj:`sparse`, :obj:`gcn`) are an optimisation that never
 changes a result or raises where the layer's own call would not. The
 route is chosen once per layer, feature dtype and device from what the
-layer is (:func:`fast_route`); a call that it cannot honour
-(:func:`honours`) takes the edge list: a graph without BeMap information
+layer is (``fast_route``); a call that it cannot honour
+(``honours``) takes the edge list: a graph without BeMap information
 or not an edge list, features that are not one dense matrix of the
 graph's nodes, inference mode, autocast, :func:`torch.compile`, edge-level
 or other arguments, hooks on the message passing (and, for :obj:`gcn`, on
@@ -128,7 +128,9 @@ class LayerCall(NamedTuple):
 Route = Callable[[LayerCall, GraphInput, Sample | None], Any]
 
 
-def edge_list(call: LayerCall, graph: GraphInput, sample: Sample | None) -> Any:
+def edge_list(
+    call: LayerCall, graph: GraphInput, sample: Sample | None
+) -> Any:
     r"""The layer's own call on the edges, right for any layer."""
     if sample is None:
         return call.conv(call.x, graph.plain, *call.args, **call.kwargs)
@@ -183,7 +185,11 @@ def choose_route(
     dtype and device and kept in :obj:`chosen`) when it honours the call,
     else :func:`edge_list`."""
     x = call.x
-    if graph.info is None or not graph.is_edge_list or not isinstance(x, Tensor):
+    if (
+        graph.info is None
+        or not graph.is_edge_list
+        or not isinstance(x, Tensor)
+    ):
         return edge_list
     key = (x.dtype, x.device.type)
     if key not in chosen:
@@ -226,7 +232,9 @@ def honours(
         return False
     if route is gcn:  # it takes no other argument and calls no module
         given = [*call.args, *call.kwargs.values()]
-        return all(a is None for a in given) and not has_module_hooks(call.conv)
+        return all(a is None for a in given) and not has_module_hooks(
+            call.conv
+        )
     if edge_level_args_given(call.arg_names, call.args, call.kwargs):
         return False
     loops, repeated = graph_shape(graph.sampler())

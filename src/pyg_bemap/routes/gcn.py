@@ -13,7 +13,7 @@ For a graph with in-degrees :math:`\mathbf{d}` (self-loops left out) and
     = \mathbf{s} \odot \bigl((\mathbf{A} + \mathbf{I})
     (\mathbf{s} \odot \mathbf{X})\bigr),
 
-one :func:`~pyg_bemap.infra.sparse.sparse_product` with the unweighted
+one ``sparse_product`` (``infra/sparse.py``) with the unweighted
 adjacency between two row scalings; the transpose the backward pass needs
 comes with the graph. This is what :obj:`GCNConv` computes on any edge
 list (it keeps one self-loop per node), up to the order of floating-point
@@ -41,7 +41,9 @@ class GCNGraph:
         dtype: torch.dtype,
     ):
         self.rowptr, self.col, self.colptr, self.row = parts
-        self.ones = torch.ones(self.col.numel(), dtype=dtype, device=self.col.device)
+        self.ones = torch.ones(
+            self.col.numel(), dtype=dtype, device=self.col.device
+        )
         degree = self.rowptr.diff().to(dtype)
         #: :math:`\mathbf{s} = (\mathbf{d} + 1)^{-1/2}`, a column.
         self.scale = degree.add_(1.0).rsqrt_().view(-1, 1)

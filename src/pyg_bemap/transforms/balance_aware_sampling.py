@@ -4,9 +4,8 @@ from torch_geometric.transforms import BaseTransform
 
 from pyg_bemap.bemap_info import BeMapInfo
 from pyg_bemap.edge_index import carrier_of
-from pyg_bemap.settings import SamplerSettings
-from pyg_bemap.rules.balance import checked_balance_score
 from pyg_bemap.infra.checks import check_integer, check_memory_budget
+from pyg_bemap.rules.balance import checked_balance_score
 from pyg_bemap.rules.counts import (
     DEFAULT_MEMORY_BUDGET,
     check_counting,
@@ -17,6 +16,7 @@ from pyg_bemap.rules.groups import (
     check_same_device,
     sensitive_groups,
 )
+from pyg_bemap.settings import SamplerSettings
 
 
 class BalanceAwareSampling(BaseTransform):

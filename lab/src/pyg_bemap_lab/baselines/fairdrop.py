@@ -49,7 +49,9 @@ def fairdrop_edge(
     if isinstance(delta, bool) or not (
         isinstance(delta, (int, float)) and 0.0 <= delta <= 0.5
     ):
-        raise ValueError(f"'delta' must be a number in [0, 0.5] (got {delta!r})")
+        raise ValueError(
+            f"'delta' must be a number in [0, 0.5] (got {delta!r})"
+        )
     if generator is not None and not isinstance(generator, torch.Generator):
         raise ValueError(
             f"'generator' must be a torch.Generator or None "
