@@ -92,31 +92,28 @@ def balanced_edge_sample(
     sampler = _carried_sampler(
         edge_index, sens, balance, num_nodes, num_groups
     )
-    if sampler is None:
-        sens, balance, num_groups = _checked(
+    if sampler is None:  # checked, and planned at the first draw
+        sampler = _stateless_sampler(
             edge_index, sens, balance, num_nodes, num_groups
         )
     if not training:
         return edge_index, edge_index.new_ones(
             edge_index.size(1), dtype=torch.bool
         )
-    plain = edge_index.as_subclass(Tensor)
-    if sampler is None:
-        sampler = GraphSampler(plain, plain, sens, balance, num_groups)
     mask = sampler.draw(settings, draw_seed(generator)).mask
+    plain = edge_index.as_subclass(Tensor)
     kept = masked_columns(plain if get_bemap(edge_index) else edge_index, mask)
     return kept, mask
 
 
-def _checked(
+def _stateless_sampler(
     edge_index: Tensor,
     sens: Tensor,
     balance: Tensor,
     num_nodes: int | None,
     num_groups: int | None,
-) -> tuple[Tensor, Tensor, int]:
-    r"""The groups, balance scores and number of groups of checked
-    arguments."""
+) -> GraphSampler:
+    r"""A sampler of the checked arguments, for this call only."""
     counted_by = "'num_nodes'"
     if num_nodes is None and isinstance(sens, Tensor):
         num_nodes, counted_by = sens.numel(), SENS_COUNTS_NODES
@@ -124,7 +121,9 @@ def _checked(
     if isinstance(sens, Tensor):
         check_same_device(edge_index=edge_index, sens=sens)
     sens, num_groups = sensitive_groups(sens, num_nodes, num_groups)
-    return sens, check_balance(balance, sens), num_groups
+    balance = check_balance(balance, sens)
+    plain = edge_index.as_subclass(Tensor)
+    return GraphSampler(plain, plain, sens, balance, num_groups)
 
 
 def _carried_sampler(
