@@ -93,7 +93,6 @@ PUBLIC_MODULES = {
     'pyg_bemap.transforms': 'transforms',
     'pyg_bemap.nn': 'nn',
     'pyg_bemap.nn.sample_sharing': 'nn.sample_sharing',
-    'pyg_bemap.layers': 'layers',
     'pyg_bemap.routes': 'routes',
     'pyg_bemap.rules': 'rules',
     'pyg_bemap.edge_index': 'edge_index',

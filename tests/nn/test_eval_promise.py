@@ -35,7 +35,6 @@ from torch_geometric.nn import (
 )
 
 from pyg_bemap import BalanceAwareSampling, BeMapConv, RowNormConv
-from pyg_bemap.nn import FusedGATConv
 from pyg_bemap.nn.bemap_conv import LAYOUTS
 
 IN, OUT = 6, 5
@@ -62,7 +61,6 @@ FAMILIES = {
     'le': (lambda: LEConv(IN, OUT), 'edge_weight'),
     'gat': (lambda: GATConv(IN, OUT, heads=2), None),
     'gat-edge-attr': (lambda: GATConv(IN, OUT, edge_dim=3), 'edge_attr'),
-    'fused-gat': (lambda: FusedGATConv(IN, OUT, heads=2), None),
     'gatv2': (lambda: GATv2Conv(IN, OUT), None),
     'transformer': (lambda: TransformerConv(IN, OUT, edge_dim=3), 'edge_attr'),
     'res-gated': (lambda: ResGatedGraphConv(IN, OUT), None),

@@ -10,8 +10,9 @@ from torch import Tensor
 from torch_geometric.nn import GCNConv, SAGEConv
 
 from pyg_bemap import BeMapInfo, SamplerSettings
-from pyg_bemap.nn import BeMapConv, FusedGATConv, RowNormConv, to_bemap
+from pyg_bemap.nn import BeMapConv, RowNormConv, to_bemap
 from pyg_bemap.rules import STRATEGIES
+from pyg_bemap_lab.gat_conv import FusedGATConv
 from pyg_bemap_lab.names import TRAIN_EPOCHS, TRAIN_PATIENCE
 
 #: Each method's backbone and training graph (None for the full graph, a

@@ -5,7 +5,7 @@ of edge subsets built without sorting, and :func:`sparse_product`."""
 import contextlib
 import functools
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -72,54 +72,6 @@ def csr_tensor(
     return torch.sparse_csr_tensor(
         crow, col, value, size, check_invariants=False
     )
-
-
-def transposed_adjacency(
-    edge_index: Tensor,
-    num_nodes: int,
-    is_sorted: bool = False,
-    dtype: torch.dtype | None = None,
-) -> Any:
-    r"""The edges as the transposed adjacency PyG's layers take (targets as
-    rows): a :class:`torch_sparse.SparseTensor` without values when
-    installed, else a :obj:`torch.sparse` CSR tensor of ones.
-
-    Args:
-        edge_index (torch.Tensor): The edges, shape :obj:`[2, E]`.
-        num_nodes (int): The number of nodes.
-        is_sorted (bool, optional): The edges are already sorted by target,
-            then source, so no sort is needed. (default: :obj:`False`)
-        dtype (torch.dtype, optional): The dtype of the ones of a
-            :obj:`torch.sparse` tensor, which must be the features' dtype.
-            (default: :obj:`None`, the default dtype)
-    """
-    size = (num_nodes, num_nodes)
-    if WITH_TORCH_SPARSE:
-        return SparseTensor(
-            row=edge_index[1],
-            col=edge_index[0],
-            sparse_sizes=size,
-            is_sorted=is_sorted,
-            trust_data=is_sorted,
-        )
-    return csr_of_ones(edge_index, num_nodes, is_sorted, dtype)
-
-
-def csr_of_ones(
-    edge_index: Tensor,
-    num_nodes: int,
-    is_sorted: bool = False,
-    dtype: torch.dtype | None = None,
-) -> Tensor:
-    r"""The edges as a transposed :obj:`torch.sparse` CSR adjacency of
-    ones (arguments as in :func:`transposed_adjacency`)."""
-    target, source = edge_index[1].long(), edge_index[0].long()
-    if not is_sorted:
-        order = torch.sort(target * num_nodes + source, stable=True)[1]
-        target, source = target[order], source[order]
-    crow = _pointers(target, num_nodes)
-    value = torch.ones(source.numel(), dtype=dtype, device=source.device)
-    return csr_tensor(crow, source, value, (num_nodes, num_nodes))
 
 
 def masked_columns(index: Tensor, mask: Tensor) -> Tensor:
@@ -285,42 +237,30 @@ def _exclusive_cumsum(values: Tensor) -> Tensor:
 
 class _SparseProduct(torch.autograd.Function):
     r""":math:`(\mathbf{A} + \mathrm{diag}(\mathbf{d})) \mathbf{X}` for a
-    CSR matrix :math:`\mathbf{A}`; the backward pass multiplies with the
-    transpose (no sort when it is given) and, for values that need a
-    gradient, takes :math:`(\nabla \mathbf{O} \, \mathbf{X}^{\top})_{ij}`
-    on the pattern of :math:`\mathbf{A}` (a sampled product, no
-    :math:`|\mathcal{E}| \times F` tensor)."""
+    CSR matrix :math:`\mathbf{A}`, whose backward pass multiplies with the
+    given transpose: no sort."""
 
     @staticmethod
     def forward(
         ctx: Any,
-        value: Tensor,
         x: Tensor,
-        rowptr: Tensor,
-        col: Tensor,
+        csr: tuple[Tensor, Tensor, Tensor],
         diagonal: Tensor | float | None,
         transpose: Any,
     ) -> Tensor:
-        ctx.save_for_backward(value, x, rowptr, col)
-        ctx.diagonal, ctx.transpose = diagonal, transpose
-        return _product(rowptr, col, value, x, diagonal)
+        ctx.value, ctx.diagonal, ctx.transpose = csr[2], diagonal, transpose
+        return _product(*csr, x, diagonal)
 
     @staticmethod
     def backward(ctx: Any, grad: Tensor) -> tuple[Tensor | None, ...]:
-        value, x, rowptr, col = ctx.saved_tensors
-        grad_value = grad_x = None
-        if ctx.needs_input_grad[0]:
-            pattern = csr_tensor(
-                rowptr, col, torch.zeros_like(value), (grad.size(0), x.size(0))
-            )
-            grad_value = torch.sparse.sampled_addmm(
-                pattern, grad.contiguous(), x.t().contiguous()
-            ).values()
-        if ctx.needs_input_grad[1]:
-            colptr, row, perm = ctx.transpose()
-            value_t = value if perm is None else value.index_select(0, perm)
-            grad_x = _product(colptr, row, value_t, grad, ctx.diagonal)
-        return grad_value, grad_x, None, None, None, None
+        colptr, row, perm = ctx.transpose()
+        value = ctx.value if perm is None else ctx.value.index_select(0, perm)
+        return (
+            _product(colptr, row, value, grad, ctx.diagonal),
+            None,
+            None,
+            None,
+        )
 
 
 def sparse_product(
@@ -328,33 +268,32 @@ def sparse_product(
     col: Tensor,
     value: Tensor,
     x: Tensor,
-    diagonal: Tensor | float | None = None,
-    transpose: Any = None,
+    diagonal: Tensor | float | None,
+    transpose: Callable[[], tuple[Tensor, Tensor, Tensor | None]],
 ) -> Tensor:
     r"""The product :math:`(\mathbf{A} + \mathrm{diag}(\mathbf{d}))
     \mathbf{X}` of a square CSR matrix (plus an optional diagonal) and a
     dense matrix, by one :func:`torch.addmm`, differentiable in
-    :math:`\mathbf{X}` and in the values of :math:`\mathbf{A}`.
+    :math:`\mathbf{X}`; the library's one sparse autograd product.
 
     Args:
         rowptr (torch.Tensor): The row pointers of :math:`\mathbf{A}`.
         col (torch.Tensor): Its columns, sorted within each row.
-        value (torch.Tensor): Its values, of the dtype of :obj:`x`.
+        value (torch.Tensor): Its values, of the dtype of :obj:`x`, without
+            gradient.
         x (torch.Tensor): The dense matrix, :obj:`[N, F]`.
         diagonal (torch.Tensor or float, optional): :math:`\mathbf{d}`, a
-            column :obj:`[N, 1]` without gradient or a number.
-            (default: :obj:`None`)
-        transpose (callable, optional): Returns the transpose's
-            :obj:`(colptr, row, perm)`, :obj:`perm` taking the values into
-            the transpose's order (:obj:`None`: the values are all equal);
-            called by the backward pass only. (default: :obj:`None`, built
-            by a sort)
+            column :obj:`[N, 1]` without gradient, a number, or
+            :obj:`None`.
+        transpose (callable): Returns the transpose's :obj:`(colptr, row,
+            perm)`, :obj:`perm` taking the values into the transpose's
+            order (:obj:`None`: the values are all equal); called by the
+            backward pass only.
     """
-    if transpose is None:
-        transpose = functools.partial(_transposed, rowptr, col)
-    if torch.is_grad_enabled() and (value.requires_grad or x.requires_grad):
-        return _SparseProduct.apply(value, x, rowptr, col, diagonal, transpose)
-    return _product(rowptr, col, value, x, diagonal)
+    csr = (rowptr, col, value)
+    if torch.is_grad_enabled() and x.requires_grad:
+        return _SparseProduct.apply(x, csr, diagonal, transpose)
+    return _product(*csr, x, diagonal)
 
 
 def _product(
@@ -370,12 +309,3 @@ def _product(
         return torch.addmm(base, adj, x, beta=0.0)  # 'base' is ignored
     identity = not isinstance(diagonal, Tensor) and diagonal == 1
     return torch.addmm(x if identity else x * diagonal, adj, x)
-
-
-def _transposed(rowptr: Tensor, col: Tensor) -> tuple[Tensor, Tensor, Tensor]:
-    row = torch.repeat_interleave(
-        torch.arange(rowptr.numel() - 1, device=col.device),
-        rowptr.diff(),
-    )
-    perm = torch.sort(col * (rowptr.numel() - 1) + row, stable=True)[1]
-    return _pointers(col[perm], rowptr.numel() - 1), row[perm], perm

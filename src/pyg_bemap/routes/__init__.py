@@ -55,6 +55,7 @@ from pyg_bemap.routes.edge_list import (
 from pyg_bemap.routes.gcn import GCNGraph, computes_gcn, gcn_forward
 from pyg_bemap.routes.sparse import (
     SPARSE_DTYPES,
+    every_edge,
     full_adjacency,
     graph_shape,
     masked_adjacency,
@@ -166,11 +167,7 @@ def _gcn_graph(
     sampler: GraphSampler, mask: Tensor | None, dtype: torch.dtype
 ) -> GCNGraph:
     if mask is None:  # the whole graph
-        mask = torch.ones(
-            sampler.edge_index.size(1),
-            dtype=torch.bool,
-            device=sampler.edge_index.device,
-        )
+        mask = every_edge(sampler)
     return GCNGraph(masked_adjacency(sampler).csr_parts(mask), dtype)
 
 

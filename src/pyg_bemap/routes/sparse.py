@@ -5,6 +5,7 @@ list, and the full graph's and samples' adjacencies built for them."""
 from typing import Any
 
 import torch
+from torch import Tensor
 from torch_geometric.nn.conv import (
     GCNConv,
     GINConv,
@@ -14,11 +15,8 @@ from torch_geometric.nn.conv import (
     SGConv,
     TAGConv,
 )
-from torch_geometric.typing import WITH_TORCH_SPARSE
 
-from pyg_bemap.infra.sparse import MaskedAdjacency, transposed_adjacency
-from pyg_bemap.layers.gat_conv import FusedGATConv
-from pyg_bemap.layers.row_norm_conv import RowNormConv
+from pyg_bemap.infra.sparse import MaskedAdjacency
 from pyg_bemap.sampler import GraphSampler, Sample, remembered
 
 #: Feature dtypes of the sparse layouts (torch.sparse has no CPU product
@@ -31,17 +29,20 @@ def same_on_sparse(conv: MessagePassing) -> bool:
     computes on the edge list, for a graph without self-loops or repeated
     edges and features of a dtype in :obj:`SPARSE_DTYPES` (as
     ``tests/nn/test_eval_promise.py`` checks, with and without
-    :obj:`torch_sparse`). Exact types only: a subclass may change what the
-    sparse path skips (e.g. :meth:`message`). Not
+    :obj:`torch_sparse`): PyG's layers that do, by exact type (a subclass
+    may change what the sparse path skips, e.g. :meth:`message`; not
     :obj:`GCNConv(improved=True)`, whose :obj:`torch.sparse` path in PyG
-    adds self-loops of weight 1."""
+    adds self-loops of weight 1), and any layer whose own class says so by
+    defining :obj:`computes_same_on_sparse(self) -> bool` (e.g.
+    :class:`~pyg_bemap.RowNormConv`)."""
     kind = type(conv)
-    if kind is GCNConv:
+    declared = kind.__dict__.get('computes_same_on_sparse')
+    if declared is not None:
+        allowed = bool(declared(conv))
+    elif kind is GCNConv:
         allowed = not conv.improved
     elif kind is SAGEConv:
         allowed = conv.aggr in ('mean', 'sum', 'add')
-    elif kind in (RowNormConv, FusedGATConv):
-        allowed = WITH_TORCH_SPARSE and getattr(conv, 'edge_dim', None) is None
     else:
         allowed = kind in (SGConv, TAGConv, GraphConv, GINConv)
     return (
@@ -52,14 +53,18 @@ def same_on_sparse(conv: MessagePassing) -> bool:
 
 
 def full_adjacency(sampler: GraphSampler, dtype: torch.dtype) -> Any:
-    r"""The whole graph, every edge as given, as the transposed adjacency
-    PyG's layers take, built once per graph and dtype."""
+    r"""The whole graph, which has no self-loops here, as the transposed
+    adjacency PyG's layers take, built once per graph and dtype."""
     return sampler.remembered(
         ('adjacency', dtype),
-        lambda: transposed_adjacency(
-            sampler.edge_index, sampler.num_nodes, dtype=dtype
-        ),
+        lambda: masked_adjacency(sampler)(every_edge(sampler), dtype),
     )
+
+
+def every_edge(sampler: GraphSampler) -> Tensor:
+    r"""The mask that keeps every edge of the graph."""
+    edge_index = sampler.edge_index
+    return edge_index.new_ones(edge_index.size(1), dtype=torch.bool)
 
 
 def masked_adjacency(sampler: GraphSampler) -> MaskedAdjacency:

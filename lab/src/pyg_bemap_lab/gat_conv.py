@@ -1,13 +1,11 @@
-r""":class:`~torch_geometric.nn.conv.GATConv` with a sparse-adjacency path.
+r""":class:`~torch_geometric.nn.conv.GATConv` with a sparse-adjacency path,
+the evaluation's BeMap(gat) layer.
 
 :class:`~torch_geometric.nn.conv.GATConv` has no sparse path: it
 materialises one message per edge and channel. Here each head aggregates
-with one ``sparse_product`` (``infra/sparse.py``) whose values are
-the attention coefficients, and whose backward pass computes their
-gradients with a sampled dense-dense product, so no
-:math:`|\mathcal{E}| \times F` tensor is built. Outputs and gradients
-equal PyG's up to floating-point summation order; edge lists and
-:obj:`torch.sparse` inputs take PyG's usual path.
+with one sparse product whose values are the attention coefficients.
+Outputs and gradients equal PyG's up to floating-point summation order;
+edge lists and :obj:`torch.sparse` inputs take PyG's usual path.
 """
 
 import copy
@@ -16,20 +14,27 @@ from typing import Any
 import torch
 from torch import Tensor
 from torch_geometric.nn.conv import GATConv
-from torch_geometric.typing import SparseTensor, torch_sparse
+from torch_geometric.typing import (
+    WITH_TORCH_SPARSE,
+    SparseTensor,
+    torch_sparse,
+)
 from torch_geometric.utils import spmm
 from torch_geometric.utils.sparse import set_sparse_value
-
-from pyg_bemap.infra.sparse import sparse_product
 
 
 class FusedGATConv(GATConv):
     r""":class:`~torch_geometric.nn.conv.GATConv` with a sparse-adjacency path:
     the attention coefficients :math:`\alpha_{ij}` become the values of the
-    adjacency and each head aggregates with one
-    ``sparse_product`` (``infra/sparse.py``) on a
+    adjacency and each head aggregates with one sparse product on a
     :class:`torch_sparse.SparseTensor`. Same arguments, parameters and
-    outputs (without :obj:`edge_attr` on sparse inputs, as in PyG)."""
+    outputs (without :obj:`edge_attr` on sparse inputs, as in PyG). It
+    computes on a sparse adjacency what it computes on the edge list, so a
+    :class:`~pyg_bemap.BeMapConv` hands it one (with :obj:`torch_sparse`
+    and without :obj:`edge_dim`)."""
+
+    def computes_same_on_sparse(self) -> bool:
+        return WITH_TORCH_SPARSE and self.edge_dim is None
 
     def forward(
         self, x: Any, edge_index: Any, *args: Any, **kwargs: Any
@@ -54,21 +59,12 @@ class FusedGATConv(GATConv):
         # Per head by unbind, not indexing: the backward pass of an index
         # fills a zero tensor and copies into it for every head.
         pairs = zip(alpha.unbind(1), x[0].unbind(1))
-        if not isinstance(adj_t, SparseTensor):  # a torch.sparse matrix
-            heads = [spmm(set_sparse_value(adj_t, a), x_h) for a, x_h in pairs]
-        else:
-            rowptr, col, _ = adj_t.csr()
-            storage = adj_t.storage
-
-            def transpose() -> tuple[Tensor, Tensor, Tensor]:
-                perm = storage.csr2csc()  # sorted once for all heads
-                return storage.colptr(), storage.row()[perm], perm
-
-            # the values in CSR order: coo and csr orders agree here
+        if isinstance(adj_t, SparseTensor):
             heads = [
-                sparse_product(rowptr, col, a, x_h, None, transpose)
-                for a, x_h in pairs
+                spmm(adj_t.set_value(a, layout='coo'), x_h) for a, x_h in pairs
             ]
+        else:  # a torch.sparse matrix
+            heads = [spmm(set_sparse_value(adj_t, a), x_h) for a, x_h in pairs]
         if len(heads) == 1:  # a view: no copy forward or backward
             return heads[0].unsqueeze(1)
         return torch.stack(heads, dim=1)

@@ -4,7 +4,7 @@ import torch
 from torch import Tensor
 from torch_geometric.nn.conv import MessagePassing
 from torch_geometric.nn.dense.linear import Linear
-from torch_geometric.typing import Adj, SparseTensor
+from torch_geometric.typing import WITH_TORCH_SPARSE, Adj, SparseTensor
 from torch_geometric.utils import (
     add_self_loops,
     is_torch_sparse_tensor,
@@ -77,9 +77,13 @@ class RowNormConv(MessagePassing):
             return self.lin(self.propagate(edge_index, x=x))
         return self.propagate(edge_index, x=self.lin(x))
 
+    def computes_same_on_sparse(self) -> bool:
+        r"""Whether :class:`~pyg_bemap.BeMapConv` hands the layer a sparse
+        adjacency: with :obj:`torch_sparse`, where it is one product."""
+        return WITH_TORCH_SPARSE
+
     def message_and_aggregate(self, adj_t: Any, x: Tensor) -> Tensor:
-        # For propagate() on a sparse adjacency; defining it also marks the
-        # layer as fusing (self.fuse), which BeMapConv's 'auto' layout reads.
+        # For propagate() on a sparse adjacency (a torch.sparse one).
         return spmm(adj_t, x, reduce=self.aggr)
 
     def __repr__(self) -> str:

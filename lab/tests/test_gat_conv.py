@@ -8,9 +8,8 @@ from torch_geometric.utils import (
     to_undirected,
 )
 
-from pyg_bemap import BalanceAwareSampling, BeMapConv, RowNormConv
-from pyg_bemap.infra.sparse import transposed_adjacency
-from pyg_bemap.nn import FusedGATConv
+from pyg_bemap import BalanceAwareSampling, BeMapConv
+from pyg_bemap_lab.gat_conv import FusedGATConv
 from tests.conftest import random_graph
 
 PAIRS = {
@@ -31,6 +30,13 @@ def graph(num_nodes=40, num_edges=300, seed=0):
     edge_index = torch.randint(0, num_nodes, (2, num_edges), generator=gen)
     edge_index = remove_self_loops(to_undirected(edge_index))[0]
     return torch.randn(num_nodes, 8, generator=gen), edge_index
+
+
+def adjacency(edge_index, num_nodes):
+    r"""The transposed adjacency PyG's layers take (targets as rows)."""
+    return torch_sparse.SparseTensor(
+        row=edge_index[1], col=edge_index[0], sparse_sizes=(num_nodes,) * 2
+    )
 
 
 def matched(name):
@@ -55,7 +61,7 @@ def test_outputs_and_gradients_equal_pygs(name):
     x, edge_index = graph()
     reference, fused = matched(name)
     expected = run(reference, x, edge_index)
-    adj = transposed_adjacency(edge_index, x.size(0))
+    adj = adjacency(edge_index, x.size(0))
     for _ in range(2):  # the second call reuses caches (cached GCN, CSC)
         got = run(fused, x, adj)
         fused.zero_grad()
@@ -107,7 +113,7 @@ def test_gat_on_a_sparse_adjacency_in_both_modes():
     torch.manual_seed(0)
     reference, fused = GATConv(8, 6, heads=2), FusedGATConv(8, 6, heads=2)
     fused.load_state_dict(reference.state_dict())
-    full = transposed_adjacency(edge_index, x.size(0))
+    full = adjacency(edge_index, x.size(0))
     reference.eval()
     expected = reference(x, edge_index)
     for _ in range(3):
@@ -131,23 +137,5 @@ def test_fused_gat_never_changes_itself_in_forward(monkeypatch):
     x, edge_index = graph()
     fused = FusedGATConv(8, 6, heads=2)
     state = dict(vars(fused))
-    fused(x, transposed_adjacency(edge_index, x.size(0))).sum().backward()
+    fused(x, adjacency(edge_index, x.size(0))).sum().backward()
     assert seen == [True] and vars(fused) == state
-
-
-@pytest.mark.skipif(not WITH_TORCH_SPARSE, reason='needs torch-sparse')
-def test_bemap_samples_come_with_their_transpose(monkeypatch):
-    sorts, csr2csc = [], torch_sparse.SparseStorage.csr2csc
-
-    def sorting_csr2csc(storage):
-        sorts.append(not storage.has_csr2csc())
-        return csr2csc(storage)
-
-    monkeypatch.setattr(torch_sparse.SparseStorage, 'csr2csc', sorting_csr2csc)
-    data = BalanceAwareSampling()(random_graph(60, 600, 2, 0, simple=True))
-    first = BeMapConv(RowNormConv(8, 4))  # GCN layers: routes/test_gcn.py
-    second = BeMapConv(RowNormConv(4, 4))
-    for _ in range(3):
-        x = data.x.clone().requires_grad_()
-        second(first(x, data.edge_index), data.edge_index).sum().backward()
-    assert len(sorts) == 6 and not any(sorts)  # two layers, three passes

@@ -1,8 +1,13 @@
 import pytest
 import torch
-from torch_geometric.typing import WITH_TORCH_SPARSE, SparseTensor
+from torch_geometric.typing import (
+    WITH_TORCH_SPARSE,
+    SparseTensor,
+    torch_sparse,
+)
 
-from pyg_bemap import RowNormConv
+from pyg_bemap import BalanceAwareSampling, BeMapConv, RowNormConv
+from tests.conftest import random_graph
 
 
 def test_row_norm_conv_is_the_mean_over_node_and_neighbours():
@@ -68,3 +73,21 @@ def test_sparse_adjacency_gives_the_edge_list_result(channels, layout):
         grads.append((x_.grad, conv.lin.weight.grad.clone()))
     for a, b in zip(*grads):
         torch.testing.assert_close(a, b)
+
+
+@pytest.mark.skipif(not WITH_TORCH_SPARSE, reason='needs torch-sparse')
+def test_bemap_samples_come_with_their_transpose(monkeypatch):
+    sorts, csr2csc = [], torch_sparse.SparseStorage.csr2csc
+
+    def sorting_csr2csc(storage):
+        sorts.append(not storage.has_csr2csc())
+        return csr2csc(storage)
+
+    monkeypatch.setattr(torch_sparse.SparseStorage, 'csr2csc', sorting_csr2csc)
+    data = BalanceAwareSampling()(random_graph(60, 600, 2, 0, simple=True))
+    first = BeMapConv(RowNormConv(8, 4))
+    second = BeMapConv(RowNormConv(4, 4))
+    for _ in range(3):
+        x = data.x.clone().requires_grad_()
+        second(first(x, data.edge_index), data.edge_index).sum().backward()
+    assert len(sorts) == 6 and not any(sorts)  # two layers, three passes
