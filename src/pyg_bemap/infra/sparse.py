@@ -19,13 +19,9 @@ from torch_geometric.typing import (
 
 from pyg_bemap.infra import threads
 
-# torch's one-time notice that CSR support is in beta: users who never
-# built a CSR tensor themselves should not meet it because this package
-# chose one. It is raised once per process, by the first CSR tensor built
-# anywhere (here, in torch_sparse or in PyG); quiet_sparse builds a tiny
-# one in this module first, and one filter, registered once and scoped to
-# this module, ignores it there. No per-call catch_warnings, which
-# rewrites the process's filters and is not thread-safe.
+# torch's one-time notice that CSR support is in beta, raised by the first
+# CSR tensor of the process: quiet_sparse raises it here, where this one
+# filter ignores it (no per-call catch_warnings: not thread-safe).
 warnings.filterwarnings(
     'ignore',
     message='Sparse CSR tensor support is in beta state',
@@ -36,12 +32,9 @@ warnings.filterwarnings(
 
 @contextlib.contextmanager
 def quiet_sparse() -> Iterator[None]:
-    r"""Runs sparse code that this package chose to run (e.g. a PyG layer
-    given the sparse layout) with torch's sparse invariant checks set
-    explicitly to their current state, so that torch does not warn, on the
-    user's first training pass, that they are implicitly disabled, and
-    with torch's one-time notice that CSR support is in beta raised here,
-    where it is ignored, if it has not been raised yet."""
+    r"""Runs sparse code that the package chose to run with torch's
+    invariant checks set explicitly to their current state (torch warns
+    when they are implicitly disabled) and CSR's beta notice used up."""
     _raise_the_beta_notice_here()
     checks = torch.sparse.check_sparse_tensor_invariants.is_enabled()
     with torch.sparse.check_sparse_tensor_invariants(enable=checks):
