@@ -29,51 +29,39 @@ class BeMapConv(MessagePassing):
     Passing for Fair Graph Neural Network"
     <https://arxiv.org/abs/2306.04107>`_ paper.
 
-    On every training forward pass, each node :math:`i` keeps the same number
-    of neighbours of every sensitive group present in
-    :math:`\mathcal{N}(i) \cup \{i\}` (the node counting in its own group),
-    or :math:`\min(d_i, \max(m, \lceil \beta d_i \rceil))` neighbours when
-    only one group is present; inside a group, neighbours are drawn without
-    replacement proportionally to their balance score
-    :math:`b_j = 1 / (D_j + \delta)` (see
-    :func:`~pyg_bemap.balanced_edge_sample`). The inner layer then runs on
-    the sampled graph with its own normalisation, so
+    On every training pass, each node :math:`i` keeps the same number of
+    neighbours of every sensitive group present in :math:`\mathcal{N}(i)
+    \cup \{i\}` (the node counting in its own group), or
+    :math:`\min(d_i, \max(m, \lceil \beta d_i \rceil))` when only one
+    group is present, drawn without replacement proportionally to their
+    balance scores (see :func:`~pyg_bemap.balanced_edge_sample`); the inner
+    layer runs on that graph with its own normalisation:
     :obj:`BeMapConv(GCNConv(...))` is BeMap(sym),
-    :obj:`BeMapConv(RowNormConv(...))` is BeMap(row) and
-    :obj:`BeMapConv(GATConv(...))` is BeMap(gat).
-    :obj:`BeMapConv(in_channels, out_channels, **kwargs)` builds
-    :obj:`GCNConv(in_channels, out_channels, **kwargs)` inside, so renaming
-    :obj:`GCNConv` in existing code is the whole change.
+    :obj:`BeMapConv(RowNormConv(...))` BeMap(row),
+    :obj:`BeMapConv(GATConv(...))` BeMap(gat), and
+    :obj:`BeMapConv(in_channels, out_channels, **kwargs)` builds the
+    :obj:`GCNConv`, so renaming the class is the whole change.
 
     **In evaluation mode it computes what the inner layer computes on the
-    full graph**, for every layer, :obj:`layout`, graph (self-loops,
-    repeated edges, any order, isolated nodes, edge weights and attributes)
-    and floating dtype, with and without :obj:`torch_sparse`. A route
+    full graph**, for every layer, :obj:`layout`, graph and floating dtype,
+    with and without :obj:`torch_sparse`. A route
     (:mod:`pyg_bemap.routes`) builds the graph the layer gets: the edge
-    list for any layer; a sparse adjacency, built once per graph or
-    sample, for layers that compute the same function on it; and, for a
-    plain :obj:`GCNConv`, GCN's propagation from its own parameters,
-    :math:`\mathbf{s} \odot ((\mathbf{A} + \mathbf{I}) (\mathbf{s}
-    \odot \mathbf{X} \mathbf{\Theta})) + \mathbf{b}` with
-    :math:`\mathbf{s} = (\mathbf{d} + 1)^{-1/2}`, which normalises no
-    edge per call. The fast routes agree with the layer's own call up to
-    the order of floating-point sums, and every call they cannot honour
-    (hooks, edge-level arguments, half precision, autocast, inference
-    mode, sparse or batched features, another flow) takes the edge list.
-    In training, outputs and gradients have the input's dtype.
+    list, a sparse adjacency for layers that compute the same function on
+    it, or, for a plain :obj:`GCNConv`, :math:`\mathbf{s} \odot
+    ((\mathbf{A} + \mathbf{I}) (\mathbf{s} \odot \mathbf{X}
+    \mathbf{\Theta})) + \mathbf{b}` with :math:`\mathbf{s} = (\mathbf{d}
+    + 1)^{-1/2}` from its own parameters; the fast routes agree with the
+    layer's own call up to the order of floating-point sums, and every
+    call they cannot honour takes the edge list.
 
-    One sample is drawn per pass, a call of the outermost module (the
-    model), and used by all :class:`BeMapConv` layers of the pass, also by
-    a layer called twice; a recomputation under activation checkpointing
-    uses the sample of the call it recomputes
+    One sample is drawn per pass (a call of the outermost module) and used
+    by all its :class:`BeMapConv` layers, also a layer called twice, and by
+    a recomputation under activation checkpointing
     (:mod:`pyg_bemap.nn.sample_sharing`). The state dict holds the inner
-    layer's entries under the inner layer's own names, so checkpoints of
-    the vanilla model load and vice versa.
-
-    The graph must carry its groups and balance scores: apply
-    :class:`~pyg_bemap.BalanceAwareSampling` to the data, or pass a
-    :class:`~pyg_bemap.BeMapInfo` as :obj:`bemap=...` (needed for
-    :class:`torch_sparse.SparseTensor` and :obj:`torch.sparse` adjacencies).
+    layer's entries under its own names, so checkpoints of the vanilla
+    model load and vice versa. The graph must carry its groups and balance
+    scores (:class:`~pyg_bemap.BalanceAwareSampling`), or they come as
+    :obj:`bemap=BeMapInfo(...)` (for sparse adjacencies).
 
     Args:
         conv (MessagePassing or int): The layer to wrap (e.g.
@@ -95,24 +83,18 @@ class BeMapConv(MessagePassing):
             :obj:`min_keep` and :obj:`strategy` as one value (its
             :obj:`num_hops` and :obj:`delta` are the transform's), instead
             of the three keywords. (default: :obj:`None`)
-        layout (str, optional): How the graph reaches the inner layer:
-            :obj:`'edge_index'` (always the kept edges in training, the
-            edges as given in evaluation) or :obj:`'auto'` (a transposed
-            sparse adjacency, a :class:`torch_sparse.SparseTensor` when
-            installed, where it computes the same function, see above; the
-            edge list otherwise and under :func:`torch.compile`).
-            :obj:`'sparse'` is the same as :obj:`'auto'`: a sparse
-            adjacency is never used where it would compute another
-            function. (default: :obj:`'auto'`)
+        layout (str, optional): :obj:`'edge_index'` (always the edge list)
+            or :obj:`'auto'` (the fastest route that computes the same, see
+            above); :obj:`'sparse'` is :obj:`'auto'`.
+            (default: :obj:`'auto'`)
         generator (torch.Generator, optional): The random generator of the
             samples, which alone decides them, whatever happens to the
             global seed. (default: :obj:`None`, the global one)
         **kwargs (optional): The other arguments of the
             :class:`~torch_geometric.nn.conv.GCNConv` to build.
 
-    Under :func:`torch.compile`, evaluation adds no graph break to the inner
-    layer's; in training the sample is drawn eagerly, outside the compiled
-    graph, so the same seed gives the same sample as in eager mode.
+    Under :func:`torch.compile` the sample is drawn eagerly, so the same
+    seed gives the same sample as in eager mode.
 
     Shapes:
         - **input:** node features :math:`(|\mathcal{V}|, F_{in})` (or what
