@@ -63,3 +63,11 @@ def test_the_grouping_waits_for_the_first_draw():
     assert not sampler.has_grouping
     sampler.draw(SamplerSettings(), 1)
     assert sampler.has_grouping
+
+
+def test_a_samples_size_comes_from_the_plan(sampler):
+    for settings in (SamplerSettings(), SamplerSettings(beta=0.6, min_keep=1)):
+        plan = sampler.plan(settings)
+        for seed in range(5):
+            sample = sampler.draw(settings, seed)
+            assert sample.num_kept == plan.num_kept == int(sample.mask.sum())

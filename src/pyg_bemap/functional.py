@@ -96,10 +96,10 @@ def balanced_edge_sample(
         return edge_index, edge_index.new_ones(
             edge_index.size(1), dtype=torch.bool
         )
-    mask = sampler.draw(settings, draw_seed(generator)).mask
+    sample = sampler.draw(settings, draw_seed(generator))
     plain = edge_index.as_subclass(Tensor)
-    kept = masked_columns(plain if get_bemap(edge_index) else edge_index, mask)
-    return kept, mask
+    graph = plain if get_bemap(edge_index) else edge_index
+    return masked_columns(graph, sample.mask, sample.num_kept), sample.mask
 
 
 def _stateless_sampler(

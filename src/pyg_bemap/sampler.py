@@ -30,22 +30,24 @@ from pyg_bemap.settings import SamplerSettings
 
 class Sample:
     r"""One fair neighbourhood of every node: the seed it was drawn from,
-    the mask of kept edges, and a memo in which routes keep the forms of
-    the kept edges that layers take (built once per sample).
+    the mask of kept edges, their number (fixed by the plan, so that no
+    one counts the mask), and a memo in which routes keep the forms of the
+    kept edges that layers take (built once per sample).
 
     Args:
         seed (int): The seed it was drawn from.
         mask (torch.Tensor): The kept edges, a boolean mask over the edges.
+        num_kept (int): The number of kept edges.
     """
 
-    def __init__(self, seed: int, mask: Tensor):
-        self.seed, self.mask = seed, mask
+    def __init__(self, seed: int, mask: Tensor, num_kept: int):
+        self.seed, self.mask, self.num_kept = seed, mask, num_kept
         self.memo: dict[Any, Any] = {}
 
     def __repr__(self) -> str:
         return (
             f'{self.__class__.__name__}(seed={self.seed}, '
-            f'num_edges={self.mask.numel()})'
+            f'kept={self.num_kept}/{self.mask.numel()})'
         )
 
 
@@ -134,7 +136,8 @@ class GraphSampler:
     def draw(self, settings: SamplerSettings, seed: int) -> Sample:
         r"""The sample of :obj:`settings` drawn from :obj:`seed`: the same
         seed gives the same mask."""
-        return Sample(seed, draw_seeded_edge_mask(self.plan(settings), seed))
+        plan = self.plan(settings)
+        return Sample(seed, draw_seeded_edge_mask(plan, seed), plan.num_kept)
 
     def remembered(self, key: Any, build: Callable[[], Any]) -> Any:
         r"""What :obj:`build` derives from the whole graph, built once per

@@ -188,3 +188,19 @@ def test_masked_columns_keeps_a_subclass_and_its_metadata():
     out = masked_columns(index, torch.tensor([True, False, True, True]))
     assert isinstance(out, EdgeIndex) and out.sort_order == 'row'
     assert out.as_subclass(torch.Tensor).tolist() == [[0, 1, 2], [1, 2, 1]]
+
+
+def test_a_known_number_of_kept_edges_is_never_counted(monkeypatch):
+    gen = torch.Generator().manual_seed(3)
+    edge_index = torch.randint(0, 30, (2, 400), generator=gen)
+    mask = torch.rand(400, generator=gen) < 0.4
+    mask &= edge_index[0] != edge_index[1]  # samples hold no self-loops
+    num_kept = int(mask.sum())
+    from pyg_bemap.infra.sparse import kept_positions
+
+    assert torch.equal(kept_positions(mask, num_kept), mask.nonzero().view(-1))
+    masked = MaskedAdjacency(edge_index, 30)
+    counted = masked.csr_parts(mask)
+    monkeypatch.setattr(torch.Tensor, '__int__', None)  # int(t) would fail
+    given = masked.csr_parts(mask, num_kept)
+    assert all(torch.equal(a, b) for a, b in zip(given, counted))

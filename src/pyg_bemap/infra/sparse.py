@@ -67,13 +67,17 @@ def csr_tensor(
     )
 
 
-def masked_columns(index: Tensor, mask: Tensor) -> Tensor:
+def masked_columns(
+    index: Tensor, mask: Tensor, num_kept: int | None = None
+) -> Tensor:
     r""":obj:`index[:, mask]`: the edges of an edge list where :obj:`mask`
     is :obj:`True`, in their order. A plain CPU tensor goes through NumPy,
     whose boolean compaction is about twice as fast as torch's (one row
-    per thread beyond :obj:`threads.CHUNK` kept edges); any other tensor
-    (a subclass such as PyG's :class:`EdgeIndex`, which keeps its metadata,
-    or one on another device) is indexed by torch."""
+    per thread beyond :obj:`threads.CHUNK` kept edges); another plain
+    tensor (on a GPU), given the number :obj:`num_kept` of kept edges, is
+    gathered without counting them (no host synchronisation); a subclass
+    such as PyG's :class:`EdgeIndex`, which keeps its metadata, is indexed
+    by torch."""
     if type(index) is Tensor and index.device.type == 'cpu':
         kept = np.flatnonzero(mask.numpy())
         rows = index.numpy()
@@ -86,7 +90,15 @@ def masked_columns(index: Tensor, mask: Tensor) -> Tensor:
             index.device,
         )
         return torch.from_numpy(out)
+    if type(index) is Tensor and num_kept is not None:
+        return index.index_select(1, kept_positions(mask, num_kept))
     return index[:, mask]
+
+
+def kept_positions(mask: Tensor, num_kept: int) -> Tensor:
+    r"""The positions where :obj:`mask` is :obj:`True`, known to be
+    :obj:`num_kept`: a fixed-size output, so no host synchronisation."""
+    return torch.nonzero_static(mask, size=num_kept).view(-1)
 
 
 class MaskedAdjacency:
@@ -145,21 +157,33 @@ class MaskedAdjacency:
         )
         return rank.index_select(0, self.by_source)
 
-    def __call__(self, mask: Tensor, dtype: torch.dtype | None = None) -> Any:
+    @property
+    def num_edges(self) -> int:
+        r"""The edges that are not self-loops."""
+        return self.by_target.numel()
+
+    def __call__(
+        self,
+        mask: Tensor,
+        dtype: torch.dtype | None = None,
+        num_kept: int | None = None,
+    ) -> Any:
         r"""The transposed adjacency of the edges where :obj:`mask` is
         :obj:`True` (self-loops left out), sorted by target, then source;
         a :obj:`torch.sparse` tensor holds ones of :obj:`dtype` (default:
-        the default dtype)."""
+        the default dtype). Given
+        :obj:`num_kept`, the number of kept edges that are not self-loops,
+        nothing counts the mask (no host synchronisation)."""
         size = (self.num_nodes, self.num_nodes)
         # before[p]: kept edges before slot p of the target order
         rowptr, col, before = _masked_csr(
-            mask, self.by_target, self.target_ptr, self.target_source
+            mask, self.by_target, self.target_ptr, self.target_source, num_kept
         )
         if not WITH_TORCH_SPARSE:
             value = torch.ones(col.numel(), dtype=dtype, device=col.device)
             return csr_tensor(rowptr, col, value, size)
         colptr, ranks, _ = _masked_csr(
-            mask, self.by_source, self.source_ptr, self.source_rank
+            mask, self.by_source, self.source_ptr, self.source_rank, num_kept
         )
         storage = SparseStorage(
             rowptr=rowptr,
@@ -172,21 +196,28 @@ class MaskedAdjacency:
         )
         return SparseTensor.from_storage(storage)
 
-    def csr_parts(self, mask: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    def csr_parts(
+        self, mask: Tensor, num_kept: int | None = None
+    ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
         r"""The CSR parts of the transposed adjacency of the edges where
         :obj:`mask` is :obj:`True` (self-loops left out), :obj:`(rowptr,
-        col)`, and of its transpose, :obj:`(colptr, row)`, all sorted."""
+        col)`, and of its transpose, :obj:`(colptr, row)`, all sorted
+        (:obj:`num_kept` as in :meth:`__call__`)."""
         rowptr, col, _ = _masked_csr(
-            mask, self.by_target, self.target_ptr, self.target_source
+            mask, self.by_target, self.target_ptr, self.target_source, num_kept
         )
         colptr, row, _ = _masked_csr(
-            mask, self.by_source, self.source_ptr, self.source_target
+            mask, self.by_source, self.source_ptr, self.source_target, num_kept
         )
         return rowptr, col, colptr, row
 
 
 def _masked_csr(
-    mask: Tensor, order: Tensor, pointers: Tensor, values: Tensor
+    mask: Tensor,
+    order: Tensor,
+    pointers: Tensor,
+    values: Tensor,
+    num_kept: int | None,
 ) -> tuple[Tensor, Tensor, Tensor]:
     r"""The row pointers of the CSR matrix of the edges where :obj:`mask`
     is :obj:`True`, given the edges' :obj:`order` by row and the rows'
@@ -195,7 +226,8 @@ def _masked_csr(
     before every place of the order."""
     kept = mask.index_select(0, order)
     before = _exclusive_cumsum(kept)
-    compacted = _compact(values, kept, before).long()
+    total = int(before[-1]) if num_kept is None else num_kept
+    compacted = _compact(values, kept, before, total).long()
     return before[pointers], compacted, before
 
 
@@ -211,12 +243,14 @@ def _pointers(sorted_index: Tensor, num_nodes: int) -> Tensor:
     return _exclusive_cumsum(counts)
 
 
-def _compact(values: Tensor, mask: Tensor, before: Tensor) -> Tensor:
+def _compact(
+    values: Tensor, mask: Tensor, before: Tensor, total: int
+) -> Tensor:
     r""":obj:`values[mask]`, given the exclusive prefix sum :obj:`before`
-    of :obj:`mask`: one scatter of every entry to its rank among the kept
-    ones (the others to a slot that is cut off), faster on the CPU than
-    :obj:`nonzero` or boolean indexing, which count the mask again."""
-    total = int(before[-1])
+    of :obj:`mask` and its :obj:`total`: one scatter of every entry to its
+    rank among the kept ones (the others to a slot that is cut off),
+    faster on the CPU than :obj:`nonzero` or boolean indexing, which count
+    the mask again."""
     slot = torch.where(mask, before[:-1], total)
     out = values.new_empty(total + 1)
     return out.scatter_(0, slot, values)[:total]

@@ -138,7 +138,8 @@ def edge_list(
     args, kwargs = mask_edge_level_args(
         call.arg_names, call.args, call.kwargs, sample.mask
     )
-    return call.conv(call.x, graph.pairs()[1](sample.mask), *args, **kwargs)
+    edges = graph.pairs()[1](sample.mask, sample.num_kept)
+    return call.conv(call.x, edges, *args, **kwargs)
 
 
 def sparse(call: LayerCall, graph: GraphInput, sample: Sample | None) -> Any:
@@ -156,19 +157,21 @@ def gcn(call: LayerCall, graph: GraphInput, sample: Sample | None) -> Any:
     r"""GCN's propagation from the layer's own parameters."""
     sampler, dtype = graph.sampler(), call.x.dtype
     memo = sampler.memo if sample is None else sample.memo
-    mask = sample.mask if sample is not None else None
     built = remembered(
-        memo, ('gcn', dtype), lambda: _gcn_graph(sampler, mask, dtype)
+        memo, ('gcn', dtype), lambda: _gcn_graph(sampler, sample, dtype)
     )
     return gcn_forward(call.conv, call.x, built)
 
 
 def _gcn_graph(
-    sampler: GraphSampler, mask: Tensor | None, dtype: torch.dtype
+    sampler: GraphSampler, sample: Sample | None, dtype: torch.dtype
 ) -> GCNGraph:
-    if mask is None:  # the whole graph
-        mask = every_edge(sampler)
-    return GCNGraph(masked_adjacency(sampler).csr_parts(mask), dtype)
+    masked = masked_adjacency(sampler)
+    if sample is None:  # the whole graph
+        parts = masked.csr_parts(every_edge(sampler), masked.num_edges)
+    else:
+        parts = masked.csr_parts(sample.mask, sample.num_kept)
+    return GCNGraph(parts, dtype)
 
 
 def choose_route(

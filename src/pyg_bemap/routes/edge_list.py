@@ -22,11 +22,12 @@ EDGE_LEVEL_ARGS = ('edge_weight', 'edge_attr', 'edge_type')
 
 def edge_pairs(adj: Any) -> tuple[Tensor, Any]:
     r"""Returns the :obj:`[2, E]` (source, target) pairs of any graph layout
-    and a function that rebuilds the layout from a mask over those pairs.
+    and a function that rebuilds the layout from a mask over those pairs
+    (and the number of kept pairs, which an edge list uses).
     """
     if isinstance(adj, SparseTensor):
         row, col, _ = adj.coo()  # transposed: row = target, col = source
-        return torch.stack([col, row]), lambda mask: adj.masked_select_nnz(
+        return torch.stack([col, row]), lambda mask, _: adj.masked_select_nnz(
             mask, layout='coo'
         )
     if is_torch_sparse_tensor(adj):
@@ -36,7 +37,7 @@ def edge_pairs(adj: Any) -> tuple[Tensor, Any]:
         convert = to_torch_csr_tensor if csr else to_torch_coo_tensor
         # Masking keeps a coalesced (sorted, unique) order.
         sorted_ = csr or adj.is_coalesced()
-        return index.flip(0), lambda mask: convert(
+        return index.flip(0), lambda mask, _: convert(
             index[:, mask], value[mask], size, is_coalesced=sorted_
         )
     if not isinstance(adj, Tensor):
@@ -44,7 +45,7 @@ def edge_pairs(adj: Any) -> tuple[Tensor, Any]:
             f"'edge_index' must be a tensor, a SparseTensor or a "
             f'torch.sparse adjacency (got {type(adj).__name__})'
         )
-    return adj, lambda mask: masked_columns(adj, mask)
+    return adj, lambda mask, num_kept: masked_columns(adj, mask, num_kept)
 
 
 def edge_level_args_given(

@@ -57,8 +57,13 @@ def full_adjacency(sampler: GraphSampler, dtype: torch.dtype) -> Any:
     adjacency PyG's layers take, built once per graph and dtype."""
     return sampler.remembered(
         ('adjacency', dtype),
-        lambda: masked_adjacency(sampler)(every_edge(sampler), dtype),
+        lambda: _every_edge_adjacency(sampler, dtype),
     )
+
+
+def _every_edge_adjacency(sampler: GraphSampler, dtype: torch.dtype) -> Any:
+    masked = masked_adjacency(sampler)
+    return masked(every_edge(sampler), dtype, masked.num_edges)
 
 
 def every_edge(sampler: GraphSampler) -> Tensor:
@@ -84,7 +89,7 @@ def sampled_adjacency(
     return remembered(
         sample.memo,
         ('adjacency', dtype),
-        lambda: masked_adjacency(sampler)(sample.mask, dtype),
+        lambda: masked_adjacency(sampler)(sample.mask, dtype, sample.num_kept),
     )
 
 

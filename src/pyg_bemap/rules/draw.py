@@ -54,6 +54,7 @@ class SamplingPlan(NamedTuple):
     r"""Everything a resample needs that does not change between passes."""
 
     num_edges: int
+    num_kept: int  #: edges every sample keeps: its size, fixed by the plan.
     fixed_mask: Tensor  #: [E] edges kept in every sample.
     edge_id: Tensor  #: [S] input-edge ids of the sampled segments' edges.
     key_scale: Tensor | None  #: [S] -1 / weight, None for uniform.
@@ -134,6 +135,7 @@ def sampling_plan(
         key_scale = -1.0 / weight[edge_index[0, edge_id].long()].float()
     return SamplingPlan(
         edge_index.size(1),
+        int(fixed_mask.sum()) + keep.numel(),
         fixed_mask,
         edge_id,
         key_scale,
