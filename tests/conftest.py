@@ -1,12 +1,23 @@
 import subprocess
 import sys
 
+import pytest
 import torch
 from hypothesis import settings
 from torch_geometric.data import Data
 
 settings.register_profile('ci', max_examples=60, deadline=None)
 settings.load_profile('ci')
+
+
+def pytest_collection_modifyitems(config, items):
+    r"""Skips the tests marked :obj:`cuda` where there is no CUDA device."""
+    if torch.cuda.is_available():
+        return
+    skip = pytest.mark.skip(reason='needs a CUDA device')
+    for item in items:
+        if 'cuda' in item.keywords:
+            item.add_marker(skip)
 
 
 def random_graph(

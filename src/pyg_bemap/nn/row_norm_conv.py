@@ -99,12 +99,14 @@ def _neighbourhood_mean(graph: SparseTensor, dtype: torch.dtype) -> Any:
     :math:`\mathbf{A}` of entries :math:`1 / (d_i + 1)` plus the diagonal
     :math:`1 / (\mathbf{d} + 1)`: the mean over each node and its
     neighbours."""
-    off_diagonal = graph.storage.row() != graph.storage.col()
-    if not bool(off_diagonal.all()):
-        graph = graph.masked_select_nnz(off_diagonal, layout='coo')
     storage = graph.storage
-    scale = (storage.rowcount().to(dtype) + 1.0).reciprocal()
-    value = scale.index_select(0, storage.row())
+    row = storage.row()
+    off_diagonal = (row != storage.col()).to(dtype)  # diagonal entries: 0
+    degree = off_diagonal.new_zeros(graph.size(0)).index_add_(
+        0, row, off_diagonal
+    )
+    scale = (degree + 1.0).reciprocal()
+    value = scale.index_select(0, row) * off_diagonal
 
     def transpose() -> tuple[Tensor, Tensor, Tensor]:
         perm = storage.csr2csc()

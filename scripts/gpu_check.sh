@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The checks that need a GPU, in one run (issue "GPU"): the tests marked
+# cuda and the benchmarks on the device; ends with one summary line. Run it
+# where CUDA is: bash scripts/gpu_check.sh [device] (default: cuda);
+# PYTHON names the interpreter (default: python).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+DEVICE=${1:-cuda}
+PY=${PYTHON:-python}
+export PYTHONPATH="$PWD/src:$PWD/lab/src:$PWD${PYTHONPATH:+:$PYTHONPATH}"
+OUT=${OUT:-/tmp}/gpu_check
+mkdir -p "$OUT"
+status=()
+run() {  # name, command...
+    local name=$1; shift
+    if "$@" > "$OUT/$name.txt" 2>&1; then status+=("$name ok")
+    else status+=("$name FAILED"); fi
+    tail -n 12 "$OUT/$name.txt"
+}
+run tests "$PY" -m pytest -q -m cuda -p no:cacheprovider tests
+run resample "$PY" benchmarks/bench_resample.py --device "$DEVICE" \
+    --sizes 0.5 2.2 16
+run step "$PY" benchmarks/bench_step.py --device "$DEVICE"
+run end_to_end "$PY" benchmarks/bench_end_to_end.py --device "$DEVICE" \
+    --pairs 3
+IFS='|'; echo "GPU CHECK: ${status[*]}"
+[[ "${status[*]}" != *FAILED* ]]
