@@ -2,6 +2,7 @@ r"""diagnose: what decides whether BeMap has room to act, on graphs small
 enough to count by hand."""
 
 import json
+import math
 
 import pytest
 import torch
@@ -113,4 +114,44 @@ def test_bad_graphs_are_refused_with_what_to_do(change, match):
     data = path_graph()
     change(data)
     with pytest.raises(ValueError, match=match):
+        diagnose(data)
+
+
+def test_a_gap_with_one_labelled_group_is_nan_with_a_warning():
+    data = path_graph()
+    data.y = torch.tensor([1, -1, -1, 0])  # only group 0 has labels
+    data.y[data.s == 1] = -1
+    with pytest.warns(UserWarning, match='undefined'):
+        d = diagnose(data)
+    assert math.isnan(d.label_gap)
+
+
+def test_the_mlp_never_fits_unlabelled_nodes(monkeypatch):
+    data = random_graph(60, 600, 2, 0)
+    data.y = torch.randint(0, 2, (60,), generator=torch.Generator())
+    data.y[::3] = -1
+    data.train_mask = torch.ones(60, dtype=torch.bool)  # covers y = -1
+    data.test_mask = torch.ones(60, dtype=torch.bool)
+    targets = []
+    fit = torch.nn.functional.binary_cross_entropy_with_logits
+
+    def spy(logits, target):
+        targets.append(target)
+        return fit(logits, target)
+
+    monkeypatch.setattr(
+        torch.nn.functional, 'binary_cross_entropy_with_logits', spy
+    )
+    diagnose(data, mlp=True)
+    assert targets and all(bool((t >= 0).all()) for t in targets)
+    assert targets[0].numel() == int((data.y >= 0).sum())
+
+
+@pytest.mark.parametrize('attribute', ['edge_index', 'y'])
+def test_numpy_inputs_are_named_as_the_wrong_type(attribute):
+    data = path_graph()
+    setattr(data, attribute, getattr(data, attribute).numpy())
+    with pytest.raises(
+        ValueError, match=f"'data.{attribute}' must be a torch"
+    ):
         diagnose(data)

@@ -1,5 +1,6 @@
 r"""Before any training: how much room a graph leaves BeMap to act."""
 
+import warnings
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -41,10 +42,12 @@ class Diagnosis:
     kept_edge_fraction: float
     #: Quantiles and mean of the imbalance :math:`D_i` over the nodes.
     imbalance: dict[str, float]
-    #: The labels' own statistical-parity gap:
-    #: :math:`\max_g P(y=1 \mid s=g) - \min_g P(y=1 \mid s=g)`.
+    #: The labels' own statistical-parity gap over labelled nodes:
+    #: :math:`\max_g P(y=1 \mid s=g) - \min_g P(y=1 \mid s=g)` (NaN, with
+    #: a warning, when fewer than two groups have labelled nodes).
     label_gap: float
-    #: The statistical-parity gap of an MLP's test predictions, if asked.
+    #: The statistical-parity gap of an MLP's test predictions, if asked
+    #: (fit and tested on labelled nodes only).
     mlp_gap: float | None
     settings: SamplerSettings  #: The settings the shares assume.
 
@@ -114,9 +117,9 @@ def diagnose(
         settings (SamplerSettings, optional): The settings whose kept edges
             and :math:`L`-hop imbalance are measured. (default: the
             defaults)
-        mlp (bool, optional): Also train an MLP on the features (on
-            :obj:`data.train_mask` if present, else on a random half of the
-            nodes) and report the statistical-parity gap of its predictions
+        mlp (bool, optional): Also train an MLP on the features (on the
+            labelled nodes of :obj:`data.train_mask` if present, else on a
+            random half of the labelled nodes) and report the statistical-parity gap of its predictions
             on the other nodes (:obj:`data.test_mask` if present): seconds
             on a graph of 30k nodes. (default: :obj:`False`)
         seed (int, optional): The seed of the MLP's split and
@@ -200,9 +203,18 @@ def _summary(values: Tensor) -> dict[str, float]:
 
 
 def _parity_gap(positive: Tensor, sens: Tensor, num_groups: int) -> float:
+    r"""The largest difference of positive rates between groups; NaN, with
+    a warning, where fewer than two groups have a rate."""
     rates = torch.tensor(_per_group(positive, sens, num_groups))
     rates = rates[~rates.isnan()]
-    return float(rates.max() - rates.min()) if rates.numel() > 1 else 0.0
+    if rates.numel() < 2:
+        warnings.warn(
+            'A statistical-parity gap is undefined here: fewer than two '
+            'groups have labelled (or test) nodes; it is NaN',
+            stacklevel=3,
+        )
+        return float('nan')
+    return float(rates.max() - rates.min())
 
 
 #: The MLP of :func:`diagnose`: hidden units, full-batch Adam epochs and
@@ -221,7 +233,9 @@ def _mlp_gap(
     if not isinstance(x, Tensor) or x.dim() != 2:
         raise ValueError("diagnose(mlp=True) needs node features 'data.x'")
     generator = torch.Generator(device=x.device).manual_seed(seed)
-    train, test = _train_test(data, labels >= 0, generator)
+    labelled = labels >= 0
+    train, test = _train_test(data, labelled, generator)
+    train, test = train & labelled, test & labelled  # never fit y = -1
     x = x.double()
     x = (x - x[train].mean(0)) / x[train].std(0).clamp(min=1e-12)
     weights = [

@@ -37,11 +37,12 @@ def fairness_task(
         ValueError: Naming what is missing or wrong, and what to do.
     """
     edge_index = getattr(data, 'edge_index', None)
-    if not isinstance(edge_index, Tensor):
+    if edge_index is None:
         raise ValueError(
             "The graph has no 'edge_index': store its edges as a [2, E] "
             'tensor of node indices'
         )
+    _check_tensor(edge_index, 'edge_index')
     edge_index = edge_index.as_subclass(Tensor)
     num_nodes = check_edge_index(edge_index, data.num_nodes)
     sens, num_groups = sensitive_groups(
@@ -62,6 +63,8 @@ def binary_labels(data: Data, label_attr: str, num_nodes: int) -> Tensor:
     and -1 (unlabelled); a :class:`ValueError` says how to binarise any
     other labels."""
     y = getattr(data, label_attr, None)
+    if y is not None:
+        _check_tensor(y, label_attr)
     if not isinstance(y, Tensor) or y.numel() != num_nodes:
         raise ValueError(
             f"The graph needs one label per node in 'data.{label_attr}'; "
@@ -79,3 +82,12 @@ def binary_labels(data: Data, label_attr: str, num_nodes: int) -> Tensor:
             f"'data.{label_attr} = (data.{label_attr} == positive).long()'"
         )
     return y.long()
+
+
+def _check_tensor(value: object, name: str) -> None:
+    if not isinstance(value, Tensor):
+        raise ValueError(
+            f"'data.{name}' must be a torch.Tensor (got "
+            f'{type(value).__module__}.{type(value).__name__}); convert it, '
+            f"e.g. 'data.{name} = torch.as_tensor(data.{name})'"
+        )
