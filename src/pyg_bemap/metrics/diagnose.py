@@ -119,9 +119,10 @@ def diagnose(
             defaults)
         mlp (bool, optional): Also train an MLP on the features (on the
             labelled nodes of :obj:`data.train_mask` if present, else on a
-            random half of the labelled nodes) and report the statistical-parity gap of its predictions
-            on the other nodes (:obj:`data.test_mask` if present): seconds
-            on a graph of 30k nodes. (default: :obj:`False`)
+            random half of the labelled nodes) and report the
+            statistical-parity gap of its predictions on the other labelled
+            nodes (of :obj:`data.test_mask` if present): seconds on a graph
+            of 30k nodes. (default: :obj:`False`)
         seed (int, optional): The seed of the MLP's split and
             initialisation. (default: :obj:`0`)
     """
