@@ -147,3 +147,41 @@ def test_a_graph_without_labels_as_pyg_gives_them():
     data.s = torch.tensor([0, 1, 0])
     with pytest.raises(ValueError, match="one label per node in 'data.y'"):
         user_graph(data)
+
+
+def sbm_with_masks():
+    data = biased_sbm(60, seed=1)
+    order = torch.randperm(60, generator=torch.Generator().manual_seed(0))
+    for name, part in zip(
+        ('train_mask', 'val_mask', 'test_mask'), order.chunk(3)
+    ):
+        data[name] = torch.zeros(60, dtype=torch.bool).index_fill_(0, part, 1)
+    return data
+
+
+@pytest.mark.parametrize(
+    'overlap', [('train_mask', 'test_mask'), ('val_mask', 'test_mask')]
+)
+def test_overlapping_masks_are_refused(overlap):
+    data = sbm_with_masks()
+    user_graph(data)  # disjoint: accepted
+    first, second = overlap
+    data[second] = data[second] | data[first]
+    with pytest.raises(ValueError, match=f"'data.{first}' and 'data.{second}"):
+        user_graph(data)
+
+
+@pytest.mark.parametrize(
+    'change, match',
+    [
+        (lambda d: setattr(d, 'edge_index', d.edge_index[:, :0]), 'no edges'),
+        (lambda d: setattr(d, 'y', torch.ones_like(d.y)), 'one class'),
+        (lambda d: setattr(d, 'x', d.x[:, :0]), 'no columns'),
+    ],
+    ids=['no edges', 'one label class', 'no feature columns'],
+)
+def test_graphs_that_cannot_pose_the_question_are_refused(change, match):
+    data = biased_sbm(60, seed=1)
+    change(data)
+    with pytest.raises(ValueError, match=match):
+        user_graph(data)

@@ -49,16 +49,39 @@ def user_graph(
             "The graph needs node features 'data.x', a [num_nodes, F] "
             'tensor; give every node at least one feature'
         )
+    if x.size(1) == 0:
+        raise ValueError(
+            "The node features 'data.x' have no columns; give every node at "
+            'least one feature'
+        )
     x = x.float()
     if not torch.isfinite(x).all():
         raise ValueError(
             "The node features 'data.x' hold NaN or infinite values; fill "
             'or drop them first'
         )
+    _check_question(task.edge_index, task.labels, label_attr)
     graph = Data(x=x, edge_index=task.edge_index, s=task.sens, y=task.labels)
     for name, mask in _checked_masks(data, task.labels).items():
         graph[name] = mask
     return graph
+
+
+def _check_question(edges: Tensor, labels: Tensor, label_attr: str) -> None:
+    r"""Raises unless the graph can pose the question "does BeMap change
+    the gaps?": edges other than self-loops, and both label classes."""
+    if not bool((edges[0] != edges[1]).any()):
+        raise ValueError(
+            'The graph has no edges (other than self-loops): BeMap samples '
+            'neighbourhoods and is GCN without them, so there is nothing '
+            'to compare; give the graph its edges'
+        )
+    classes = torch.unique(labels[labels >= 0]).numel()
+    if classes < 2:
+        raise ValueError(
+            f"The labelled nodes of 'data.{label_attr}' hold one class "
+            'only: a classifier and its fairness gaps need both 0 and 1'
+        )
 
 
 def _checked_masks(data: Data, labels: Tensor) -> dict[str, Tensor]:
@@ -84,6 +107,15 @@ def _checked_masks(data: Data, labels: Tensor) -> dict[str, Tensor]:
                 'nodes only'
             )
         masks[name] = mask.view(-1)
+    for i, first in enumerate(MASKS):
+        for second in MASKS[i + 1 :]:
+            shared = int((masks[first] & masks[second]).sum())
+            if shared:
+                raise ValueError(
+                    f"'data.{first}' and 'data.{second}' share {shared} "
+                    'node(s): metrics on one would be computed on the '
+                    'other; give three disjoint masks'
+                )
     return masks
 
 
