@@ -107,3 +107,30 @@ def test_a_read_only_out_is_refused_before_any_training(tmp_path, capsys):
             err = _one_line_error(capsys, [*argv, '--out', str(out)])
             assert f'{out}: cannot write here' in err
             assert os.listdir(out) == []  # nothing trained, nothing written
+
+
+def _parse_error(capsys, argv):
+    import pytest
+
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and 'Traceback' not in err
+    return err.strip().splitlines()[-1]
+
+
+def test_option_values_are_checked_at_parsing(tmp_path, capsys):
+    graph = ['compare', '--graph', str(tmp_path / 'never-read.pt')]
+    err = _parse_error(capsys, [*graph, '--seeds', 'abc'])
+    assert "--seeds: must be an integer of at least 2 (got 'abc')" in err
+    err = _parse_error(capsys, [*graph, '--train-fraction', '0.8'])
+    assert 'leave no test split' in err  # 0.8 + the default 0.25
+    err = _parse_error(capsys, [*graph, '--val-fraction', 'half'])
+    assert (
+        "--val-fraction: must be a number between 0 and 1 (got 'half')" in err
+    )
+    (tmp_path / 'a-file').write_text('')
+    err = _parse_error(capsys, [*graph, '--out', str(tmp_path / 'a-file')])
+    assert '--out: names a file, not a folder' in err
+    err = _parse_error(capsys, [*graph, '--out', ''])
+    assert '--out: must name a folder (got nothing)' in err

@@ -15,10 +15,13 @@ from pyg_bemap_lab.selection import DEFAULT_RULE, RULES
 
 def int_at_least(minimum: int) -> Callable[[str], int]:
     def parse(text: str) -> int:
-        value = int(text)
+        try:
+            value = int(text)
+        except ValueError:
+            value = minimum - 1  # not an integer: the same message
         if value < minimum:
             raise argparse.ArgumentTypeError(
-                f'must be an integer of at least {minimum} (got {text})'
+                f'must be an integer of at least {minimum} (got {text!r})'
             )
         return value
 
@@ -30,10 +33,50 @@ non_negative_int = int_at_least(0)
 
 
 def share(text: str) -> float:
-    value = float(text)
+    try:
+        value = float(text)
+    except ValueError:
+        value = float('nan')  # not a number: the same message
     if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f'must be in [0, 1] (got {text})')
+        raise argparse.ArgumentTypeError(
+            f'must be a number in [0, 1] (got {text!r})'
+        )
     return value
+
+
+def fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float('nan')
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(
+            f'must be a number between 0 and 1 (got {text!r})'
+        )
+    return value
+
+
+def out_folder(text: str) -> str:
+    r"""A folder to write to: not empty, and not an existing file."""
+    if not text:
+        raise argparse.ArgumentTypeError('must name a folder (got nothing)')
+    if os.path.exists(text) and not os.path.isdir(text):
+        raise argparse.ArgumentTypeError(f'names a file, not a folder: {text}')
+    return text
+
+
+def check_fractions(
+    parser: argparse.ArgumentParser, args: argparse.Namespace
+) -> None:
+    r"""Exits as argparse does unless the training and validation
+    fractions (where the command has them) leave a test split."""
+    train = getattr(args, 'train_fraction', None)
+    val = getattr(args, 'val_fraction', None)
+    if train is not None and val is not None and train + val >= 1:
+        parser.error(
+            f'--train-fraction {train} and --val-fraction {val} leave no '
+            'test split: their sum must be below 1'
+        )
 
 
 def bemap_method_type(text: str) -> str:

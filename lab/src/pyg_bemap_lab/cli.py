@@ -19,8 +19,10 @@ from pyg_bemap_lab.arguments import (
     add_restarts,
     add_root,
     add_selection,
+    check_fractions,
     int_at_least,
     non_negative_int,
+    out_folder,
     positive_int,
     share,
 )
@@ -102,6 +104,7 @@ def _add_compare(commands: Any) -> None:
     add_jobs(compare)
     compare.add_argument(
         '--out',
+        type=out_folder,
         default=osp.join(default_results(), 'graphs'),
         help='folder of the stored runs of a graph of your own: a rerun '
         'resumes, an unchanged graph is not trained again (default: '
@@ -141,6 +144,7 @@ def _add_sweep(commands: Any) -> None:
     add_jobs(sweep)
     sweep.add_argument(
         '--out',
+        type=out_folder,
         required=True,
         help='folder of the stored runs, sweep.csv and pareto.png',
     )
@@ -235,6 +239,7 @@ def _add_reproduce(commands: Any) -> None:
     )
     reproduce.add_argument(
         '--out',
+        type=out_folder,
         default=default_results(),
         help='folder of the stored runs and reports (default: '
         '$PYG_BEMAP_RESULTS, else ~/pyg-bemap-results)',
@@ -281,7 +286,9 @@ def main(argv: list[str] | None = None) -> int:
     work cannot be done (e.g. a dataset that cannot be downloaded, a bad
     input file; one line on standard error), 2 for bad arguments (from
     :obj:`argparse`), 130 when interrupted."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    check_fractions(parser, args)
     try:
         # what a command needs is imported when it runs, so that --help
         # and bad arguments answer at once

@@ -4,6 +4,7 @@ graph saved with :obj:`torch.save`, or a node table and an edge list."""
 import argparse
 from typing import TYPE_CHECKING
 
+from pyg_bemap_lab.arguments import fraction
 from pyg_bemap_lab.names import DATASET_ALIASES, DATASETS, DEFAULT_FRACTIONS
 
 if TYPE_CHECKING:  # the graphs are read when a command runs
@@ -66,14 +67,14 @@ def add_graph_source(
         train, val = DEFAULT_FRACTIONS
         own.add_argument(
             '--train-fraction',
-            type=float,
+            type=fraction,
             default=train,
             help='share of the labelled nodes to train on, without split '
             'masks; stratified by label and group (default: %(default)s)',
         )
         own.add_argument(
             '--val-fraction',
-            type=float,
+            type=fraction,
             default=val,
             help='share to validate on; the rest is the test split '
             '(default: %(default)s)',
