@@ -62,8 +62,10 @@ def test_a_node_table_and_an_edge_list(tmp_path):
             "needs the header 'source,target'",
         ),
         (NODES.replace('1,30', '2,30'), EDGES, 'must be binary'),
-        (NODES.replace('M', 'F'), EDGES, 'one group only'),
+        (NODES.replace('M', 'F'), EDGES, "'gender' holds one group only"),
         (NODES.replace('b,M', 'a,M'), EDGES, "the id 'a' is on two rows"),
+        (NODES.replace(',0,', ',1,'), EDGES, "'score' hold one class only"),
+        (NODES.replace('1,30', 'yes,30'), EDGES, "'score' must be binary"),
         (NODES.replace('2.5', ''), EDGES, "'income' have empty cells"),
     ],
 )
@@ -185,3 +187,11 @@ def test_graphs_that_cannot_pose_the_question_are_refused(change, match):
     change(data)
     with pytest.raises(ValueError, match=match):
         user_graph(data)
+
+
+def test_a_repeated_numeric_id_is_shown_as_the_table_has_it(tmp_path):
+    nodes = NODES.replace('a,', '1,').replace('b,', '3,')
+    nodes = nodes.replace('c,', '3,').replace('d,', '4,')
+    paths = write(tmp_path, nodes, 'source,target\n1,4\n')
+    with pytest.raises(ValueError, match=r': the id 3 is on two rows$'):
+        read_tables(*paths, 'ID', 'gender', 'score')

@@ -172,6 +172,7 @@ def read_tables(
     ids = pd.Index(table[id_col])
     if ids.has_duplicates:
         twice = ids[ids.duplicated()][0]
+        twice = twice.item() if hasattr(twice, 'item') else twice
         raise ValueError(f'{nodes}: the id {twice!r} is on two rows')
     features = table.drop(columns=[id_col, sens_col, label_col])
     _check_features(features, nodes)
@@ -179,12 +180,14 @@ def read_tables(
         line = int(table[sens_col].isna().to_numpy().argmax()) + 2
         raise ValueError(f'{nodes}: line {line}: no {sens_col!r} value')
     sens = pd.factorize(table[sens_col], sort=True)[0]
-    labels = table[label_col].fillna(-1)
-    if not pd.api.types.is_numeric_dtype(labels):
+    if sens.max(initial=0) < 1:
         raise ValueError(
-            f'{nodes}: the labels in {label_col!r} must be 0 or 1 (empty '
-            'for an unlabelled node); map them to 0 and 1 first'
+            f'{nodes}: the column {sens_col!r} holds one group only: there '
+            'is nothing to balance or compare; give --sens-col the column '
+            'that holds the groups'
         )
+    labels = table[label_col].fillna(-1)
+    _check_labels(labels, nodes, label_col)
     data = Data(
         x=torch.tensor(features.to_numpy(dtype='float32')),
         edge_index=_read_edges(edges, ids, nodes, id_col),
@@ -192,6 +195,22 @@ def read_tables(
         y=torch.tensor(labels.to_numpy(dtype='float64')),
     )
     return user_graph(data)
+
+
+def _check_labels(labels: pd.Series, nodes: str, label_col: str) -> None:
+    binary = (
+        pd.api.types.is_numeric_dtype(labels) and labels.isin([0, 1, -1]).all()
+    )
+    if not binary:
+        raise ValueError(
+            f'{nodes}: the labels in {label_col!r} must be binary, 0 or 1 '
+            '(empty for an unlabelled node); map them to 0 and 1 first'
+        )
+    if labels[labels >= 0].nunique() < 2:
+        raise ValueError(
+            f'{nodes}: the labelled rows of {label_col!r} hold one class '
+            'only: a classifier and its fairness gaps need both 0 and 1'
+        )
 
 
 def _read_csv(path: str) -> pd.DataFrame:
