@@ -219,3 +219,14 @@ def test_ctrl_c_ends_compare_and_its_workers_within_3_seconds(tmp_path):
                 break
             time.sleep(0.1)
         assert left == []  # the workers ended with it
+
+
+def test_compare_keeps_its_runs_in_the_folder_out_names(capsys, tmp_path):
+    out = tmp_path / 'runs'
+    argv = ['compare', '--seeds', '2', '--epochs', '2', '--jobs', '1']
+    argv += ['--root', str(tmp_path), '--out', str(out)]
+    assert main(argv) == 0
+    lines = (out / 'runs.jsonl').read_text().splitlines()
+    assert len(lines) == 4  # two methods, two seeds
+    assert main(argv) == 0  # a rerun resumes: nothing trained again
+    assert (out / 'runs.jsonl').read_text().splitlines() == lines

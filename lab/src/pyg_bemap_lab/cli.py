@@ -4,7 +4,6 @@ r"""The :obj:`pyg-bemap` command's arguments: :obj:`compare`,
 (what each does: :mod:`~pyg_bemap_lab.commands`)."""
 
 import argparse
-import os.path as osp
 import signal
 import sys
 import threading
@@ -105,10 +104,10 @@ def _add_compare(commands: Any) -> None:
     compare.add_argument(
         '--out',
         type=out_folder,
-        default=osp.join(default_results(), 'graphs'),
-        help='folder of the stored runs of a graph of your own: a rerun '
-        'resumes, an unchanged graph is not trained again (default: '
-        '$PYG_BEMAP_RESULTS/graphs, else ~/pyg-bemap-results/graphs)',
+        help='folder of the stored runs: a rerun resumes, an unchanged '
+        'graph is not trained again (default: a temporary folder for a '
+        'named dataset; for a graph of your own $PYG_BEMAP_RESULTS/graphs, '
+        'else ~/pyg-bemap-results/graphs)',
     )
     add_root(compare)
 

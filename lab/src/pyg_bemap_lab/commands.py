@@ -70,8 +70,9 @@ class _LineProgress:
 
 def run_compare(args: argparse.Namespace) -> None:
     r"""The paired comparison of a model and its BeMap version (see
-    :func:`~pyg_bemap_lab.comparison.compare`): on a named dataset in a
-    temporary run store, on a graph of one's own in :obj:`--out`."""
+    :func:`~pyg_bemap_lab.comparison.compare`), its runs stored in
+    :obj:`--out` (by default: a temporary folder for a named dataset, the
+    results' :obj:`graphs` folder for a graph of one's own)."""
     source = read_graph_source(args)
     bar = progress(None, 'runs')
     options = dict(
@@ -86,7 +87,7 @@ def run_compare(args: argparse.Namespace) -> None:
         root=args.root,
         on_run=lambda job: bar.update(),
     )
-    if isinstance(source, str):
+    if isinstance(source, str) and args.out is None:
         with tempfile.TemporaryDirectory() as folder:
             result = compare(source, out=folder, **options)
             bar.close()
