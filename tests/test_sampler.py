@@ -71,3 +71,11 @@ def test_a_samples_size_comes_from_the_plan(sampler):
         for seed in range(5):
             sample = sampler.draw(settings, seed)
             assert sample.num_kept == plan.num_kept == int(sample.mask.sum())
+
+
+def test_the_whole_graph_is_a_sample_of_every_edge_but_self_loops(sampler):
+    whole = sampler.whole()
+    src, dst = sampler.edge_index
+    assert torch.equal(whole.mask, src != dst)
+    assert whole.num_kept == int((src != dst).sum()) and whole.seed == -1
+    assert sampler.whole() is whole  # once per graph, with its memo

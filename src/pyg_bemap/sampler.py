@@ -139,6 +139,18 @@ class GraphSampler:
         plan = self.plan(settings)
         return Sample(seed, draw_seeded_edge_mask(plan, seed), plan.num_kept)
 
+    def whole(self) -> Sample:
+        r"""The full graph as a sample (seed :obj:`-1`) that keeps every
+        edge but the self-loops, which no sample keeps: routes build its
+        forms in its memo as for a drawn sample, once per graph."""
+
+        def build() -> Sample:
+            src, dst = self.edge_index
+            kept = src != dst
+            return Sample(-1, kept, int(kept.sum()))
+
+        return self.remembered('whole', build)
+
     def remembered(self, key: Any, build: Callable[[], Any]) -> Any:
         r"""What :obj:`build` derives from the whole graph, built once per
         :obj:`key` (see :attr:`memo`)."""

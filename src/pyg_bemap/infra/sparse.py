@@ -157,11 +157,6 @@ class MaskedAdjacency:
         )
         return rank.index_select(0, self.by_source)
 
-    @property
-    def num_edges(self) -> int:
-        r"""The edges that are not self-loops."""
-        return self.by_target.numel()
-
     def __call__(
         self,
         mask: Tensor,

@@ -55,8 +55,6 @@ from pyg_bemap.routes.edge_list import (
 from pyg_bemap.routes.gcn import GCNGraph, computes_gcn, gcn_forward
 from pyg_bemap.routes.sparse import (
     SPARSE_DTYPES,
-    every_edge,
-    full_adjacency,
     graph_shape,
     masked_adjacency,
     same_on_sparse,
@@ -144,11 +142,9 @@ def edge_list(
 
 def sparse(call: LayerCall, graph: GraphInput, sample: Sample | None) -> Any:
     r"""The layer's call on a transposed sparse adjacency."""
-    sampler, dtype = graph.sampler(), call.x.dtype
-    if sample is None:
-        adj = full_adjacency(sampler, dtype)
-    else:
-        adj = sampled_adjacency(sampler, sample, dtype)
+    sampler = graph.sampler()
+    kept = sample if sample is not None else sampler.whole()
+    adj = sampled_adjacency(sampler, kept, call.x.dtype)
     with quiet_sparse():  # our choice of layout: no torch notices
         return call.conv(call.x, adj, *call.args, **call.kwargs)
 
@@ -156,22 +152,14 @@ def sparse(call: LayerCall, graph: GraphInput, sample: Sample | None) -> Any:
 def gcn(call: LayerCall, graph: GraphInput, sample: Sample | None) -> Any:
     r"""GCN's propagation from the layer's own parameters."""
     sampler, dtype = graph.sampler(), call.x.dtype
-    memo = sampler.memo if sample is None else sample.memo
-    built = remembered(
-        memo, ('gcn', dtype), lambda: _gcn_graph(sampler, sample, dtype)
-    )
+    kept = sample if sample is not None else sampler.whole()
+
+    def build() -> GCNGraph:
+        masked = masked_adjacency(sampler)
+        return GCNGraph(masked.csr_parts(kept.mask, kept.num_kept), dtype)
+
+    built = remembered(kept.memo, ('gcn', dtype), build)
     return gcn_forward(call.conv, call.x, built)
-
-
-def _gcn_graph(
-    sampler: GraphSampler, sample: Sample | None, dtype: torch.dtype
-) -> GCNGraph:
-    masked = masked_adjacency(sampler)
-    if sample is None:  # the whole graph
-        parts = masked.csr_parts(every_edge(sampler), masked.num_edges)
-    else:
-        parts = masked.csr_parts(sample.mask, sample.num_kept)
-    return GCNGraph(parts, dtype)
 
 
 def choose_route(

@@ -5,7 +5,6 @@ list, and the full graph's and samples' adjacencies built for them."""
 from typing import Any
 
 import torch
-from torch import Tensor
 from torch_geometric.nn.conv import (
     GCNConv,
     GINConv,
@@ -52,26 +51,6 @@ def same_on_sparse(conv: MessagePassing) -> bool:
     )
 
 
-def full_adjacency(sampler: GraphSampler, dtype: torch.dtype) -> Any:
-    r"""The whole graph, which has no self-loops here, as the transposed
-    adjacency PyG's layers take, built once per graph and dtype."""
-    return sampler.remembered(
-        ('adjacency', dtype),
-        lambda: _every_edge_adjacency(sampler, dtype),
-    )
-
-
-def _every_edge_adjacency(sampler: GraphSampler, dtype: torch.dtype) -> Any:
-    masked = masked_adjacency(sampler)
-    return masked(every_edge(sampler), dtype, masked.num_edges)
-
-
-def every_edge(sampler: GraphSampler) -> Tensor:
-    r"""The mask that keeps every edge of the graph."""
-    edge_index = sampler.edge_index
-    return edge_index.new_ones(edge_index.size(1), dtype=torch.bool)
-
-
 def masked_adjacency(sampler: GraphSampler) -> MaskedAdjacency:
     r"""The builder of the adjacencies of edge subsets of the graph."""
     return sampler.remembered(
@@ -83,9 +62,9 @@ def masked_adjacency(sampler: GraphSampler) -> MaskedAdjacency:
 def sampled_adjacency(
     sampler: GraphSampler, sample: Sample, dtype: torch.dtype
 ) -> Any:
-    r"""The kept edges of :obj:`sample` as a transposed adjacency sorted by
-    target (see :class:`~pyg_bemap.infra.sparse.MaskedAdjacency`), built
-    once per sample and dtype."""
+    r"""The kept edges of :obj:`sample` (or of the whole graph, see
+    :meth:`~pyg_bemap.sampler.GraphSampler.whole`) as a transposed
+    adjacency sorted by target, built once per sample and dtype."""
     return remembered(
         sample.memo,
         ('adjacency', dtype),
