@@ -65,14 +65,24 @@ def out_folder(text: str) -> str:
     return text
 
 
-def check_fractions(
+def leaves_a_test_split(train: float, val: float) -> bool:
+    r"""Whether training and validation shares are positive and leave a
+    test split (the one rule of the command line and the Python API)."""
+    return 0 < train and 0 < val and train + val < 1
+
+
+def check_fraction_options(
     parser: argparse.ArgumentParser, args: argparse.Namespace
 ) -> None:
     r"""Exits as argparse does unless the training and validation
     fractions (where the command has them) leave a test split."""
     train = getattr(args, 'train_fraction', None)
     val = getattr(args, 'val_fraction', None)
-    if train is not None and val is not None and train + val >= 1:
+    if (
+        train is not None
+        and val is not None
+        and not leaves_a_test_split(train, val)
+    ):
         parser.error(
             f'--train-fraction {train} and --val-fraction {val} leave no '
             'test split: their sum must be below 1'

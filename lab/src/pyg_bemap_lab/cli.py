@@ -18,7 +18,7 @@ from pyg_bemap_lab.arguments import (
     add_restarts,
     add_root,
     add_selection,
-    check_fractions,
+    check_fraction_options,
     int_at_least,
     non_negative_int,
     out_folder,
@@ -287,7 +287,7 @@ def main(argv: list[str] | None = None) -> int:
     :obj:`argparse`), 130 when interrupted."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    check_fractions(parser, args)
+    check_fraction_options(parser, args)
     try:
         # what a command needs is imported when it runs, so that --help
         # and bad arguments answer at once

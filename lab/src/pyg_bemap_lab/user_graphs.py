@@ -16,6 +16,7 @@ from torch_geometric.utils import coalesce, remove_self_loops, to_undirected
 
 from pyg_bemap.datasets import ALIASES, SPECS
 from pyg_bemap.metrics import fairness_task
+from pyg_bemap_lab.arguments import leaves_a_test_split
 from pyg_bemap_lab.names import DEFAULT_FRACTIONS
 from pyg_bemap_lab.store import writable_folder
 
@@ -312,7 +313,7 @@ def check_fractions(fractions: tuple[float, float]) -> tuple[float, float]:
     r"""Returns the training and validation shares if both are positive and
     leave a test split, else raises a :class:`ValueError`."""
     train, val = fractions
-    if not (0 < train and 0 < val and train + val < 1):
+    if not leaves_a_test_split(train, val):
         raise ValueError(
             'the training and validation fractions must be positive with a '
             f'sum below 1, leaving a test split (got {train} and {val})'
