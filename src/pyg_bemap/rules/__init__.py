@@ -1,8 +1,8 @@
 r"""What the BeMap paper defines, one rule per module: the sensitive groups
-(rule 1, :mod:`.groups`), the group counts within :math:`L` hops (rule 2,
-:mod:`.counts`, :mod:`.reachability`), the balance scores (rule 3,
-:mod:`.balance`), the quotas (rule 4, :mod:`.quotas`) and the draw of a
-fair neighbourhood (:mod:`.draw`)."""
+(rule 1, ``groups``), the group counts within :math:`L` hops (rule 2,
+``counts``, ``reachability``), the balance scores (rule 3,
+``balance``), the quotas (rule 4, ``quotas``) and the draw of a
+fair neighbourhood (``draw``)."""
 
 from pyg_bemap.rules.balance import balance_score
 from pyg_bemap.rules.counts import exact_counting_memory, hop_group_counts
