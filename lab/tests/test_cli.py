@@ -36,7 +36,7 @@ def test_train_and_compare_take_a_selection_rule(capsys, tmp_path):
     out = capsys.readouterr().out
     assert out.count('(highest validation AUC)') == 2
     with pytest.raises(SystemExit):  # compare reports the stored rules only
-        main(['compare', '--selection', 'val-auc'])
+        main(['compare', '--selection', 'val-acc'])
     assert 'val-fair' in capsys.readouterr().err
 
 

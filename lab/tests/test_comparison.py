@@ -46,7 +46,7 @@ def test_a_graph_of_ones_own_gets_a_small_tuning_grid():
     assert protocol.grid == GRAPH_GRID and protocol.grid_seeds == (0, 1)
     assert protocol.graphs == {'graph-x': '/g.pt'}
     assert protocol.split == 'stratified' and protocol.fractions == (0.6, 0.2)
-    assert len(protocol.grid_configs()) == 8
+    assert len(protocol.grid_configs()) == 16
     with pytest.raises(ValueError, match="unknown method 'gin'"):
         graph_protocol('graph-x', '/g.pt', 'gin', 4)
     with pytest.raises(ValueError, match='leaving a test split'):
@@ -84,7 +84,7 @@ def test_compare_from_python_resumes_from_its_stored_runs(tmp_path):
     assert '| delta_sp |' in table and 'without degenerate runs' in table
     assert str(res).startswith('BeMap(sym) against GCN on graph-')
     stored = len(res.store)
-    assert stored == 8 * 2 + 2  # the tuning grid, then BeMap's seeds
+    assert stored == 16 * 2 + 2  # the tuning grid, then BeMap's seeds
     again = compare(data, method='sym', **options)  # nothing to train
     assert len(again.store) == stored and again.runs == res.runs
 

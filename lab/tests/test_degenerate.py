@@ -1,4 +1,5 @@
 from pyg_bemap_lab.degenerate import degenerate
+from pyg_bemap_lab.selection import NEAR_CONSTANT
 
 
 def run(loss=(0.7, 0.6), **picked):
@@ -16,6 +17,15 @@ def test_one_class_for_every_test_node_is_degenerate():
     old['test']['val-loss'].update(sp=0.0, eo=0.0)
     assert degenerate(old, 'val-loss') == 'constant'
     assert degenerate(run(sp=0.0), 'val-loss') is None
+
+
+def test_one_class_for_almost_every_test_node_is_near_constant():
+    # the threshold is stated: fewer than NEAR_CONSTANT of the nodes
+    assert NEAR_CONSTANT == 0.05
+    assert degenerate(run(pos=0.98), 'val-loss') == 'near-constant'
+    assert degenerate(run(pos=0.03), 'val-loss') == 'near-constant'
+    assert degenerate(run(pos=0.95), 'val-loss') is None
+    assert degenerate(run(pos=0.06), 'val-loss') is None
 
 
 def test_a_validation_loss_that_never_left_its_plateau_is_degenerate():
@@ -38,6 +48,9 @@ def test_degenerate_on_the_validation_split_alone():
         'constant'  # at the epoch of the lowest loss
     )
     assert degenerate_on_validation({**curve, 'pos': [0.0, 0.4, 0.0]}) is None
+    assert degenerate_on_validation({**curve, 'pos': [0.5, 0.98, 0.5]}) == (
+        'near-constant'  # 98 % positive at epoch 4 passed before
+    )
     # curves stored before the positive share: both gaps exactly 0
     old = dict(curve, sp=[0.1, 0.0, 0.1], eo=[0.1, 0.0, 0.2])
     assert degenerate_on_validation(old) == 'constant'

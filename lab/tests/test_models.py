@@ -1,3 +1,4 @@
+import pytest
 import torch
 
 from pyg_bemap import BalanceAwareSampling, BeMapConv, SamplerSettings
@@ -54,13 +55,51 @@ def test_a_linear_head_after_the_second_layer():
 
 
 def test_hyper_parameters_of_a_protocol_configuration():
-    config = dict(lr=0.01, hidden=16, dropout=0.0, beta=0.5, scale=True)
+    config = dict(
+        lr=0.01,
+        hidden=16,
+        dropout=0.0,
+        input_dropout=0.0,
+        beta=0.5,
+        scale=True,
+    )
     hyper = Hyper.from_config(config, epochs=30, patience=7)
     assert (hyper.lr, hyper.hidden, hyper.dropout) == (0.01, 16, 0.0)
+    assert hyper.input_dropout == 0.0
     assert (hyper.epochs, hyper.patience, hyper.beta) == (30, 7, 0.5)
     assert hyper.min_keep == Hyper.min_keep  # a default fills the rest
     assert hyper.sampler_settings('degree') == SamplerSettings(
         beta=0.5, min_keep=4, strategy='degree'
+    )
+
+
+def test_a_configuration_names_its_input_dropout():
+    config = dict(lr=0.01, hidden=16, dropout=0.5)
+    with pytest.raises(ValueError, match='needs input_dropout'):
+        Hyper.from_config(config, epochs=30, patience=7)
+
+
+@pytest.mark.parametrize('input_dropout', [0.0, 0.5])
+def test_input_dropout_and_hidden_dropout_are_separate(input_dropout):
+    data = biased_sbm(40, seed=2)
+    hyper = Hyper(hidden=8, dropout=0.25, input_dropout=input_dropout)
+    torch.manual_seed(0)
+    model = NodeClassifier(data.num_features, 'mlp', None, hyper)
+    torch.manual_seed(1)
+    out = model(data.x, data.edge_index)
+    # the same forward written out: F.dropout's masks, drawn as the model
+    # draws them (a uniform draw compared with the rate)
+    torch.manual_seed(1)
+    x = data.x
+    if input_dropout > 0:
+        x = x * (torch.rand_like(x) >= input_dropout) / (1 - input_dropout)
+    h = model.conv1(x).relu()
+    h = h * (torch.rand_like(h) >= 0.25) / 0.75
+    assert torch.allclose(out, model.conv2(h).view(-1), atol=1e-6)
+    model.eval()
+    assert torch.equal(
+        model(data.x, data.edge_index),
+        model.conv2(model.conv1(data.x).relu()).view(-1),
     )
 
 

@@ -2,6 +2,7 @@ import dataclasses
 
 from pyg_bemap_lab.planning import missing_jobs, needs_restart
 from pyg_bemap_lab.protocols import PROTOCOLS, record_of
+from pyg_bemap_lab.selection import STORED_RULES
 from pyg_bemap_lab.store import RunStore, run_key
 
 QUICK = PROTOCOLS['quick']
@@ -9,7 +10,9 @@ QUICK = PROTOCOLS['quick']
 
 def result(pos, restarts=0):
     curve = dict(loss=[0.7, 0.5], sp=[0.1, 0.1], eo=[0.1, 0.1], pos=[pos] * 2)
-    return {'curve': curve, **({'restarts': restarts} if restarts else {})}
+    test = dict.fromkeys(STORED_RULES)
+    extra = {'restarts': restarts} if restarts else {}
+    return {'curve': curve, 'test': test, **extra}
 
 
 def test_a_degenerate_run_is_trained_again_when_restarts_allow(tmp_path):
@@ -24,3 +27,17 @@ def test_a_degenerate_run_is_trained_again_when_restarts_allow(tmp_path):
     restarted = store.get(run_key(record_of(QUICK, jobs[1])))
     assert not needs_restart(again, restarted)  # it used all it may
     assert missing_jobs(again, store, jobs) == [jobs[2]]
+
+
+def test_a_run_without_a_stored_rule_is_trained_again_unless_tuning(
+    tmp_path,
+):
+    store = RunStore(str(tmp_path / 'runs.jsonl'))
+    jobs = [('nba', 'GCN', QUICK.config, seed) for seed in range(2)]
+    old = result(0.4)
+    old['test'] = {'val-loss': None, 'val-fair': None}  # stored before
+    store.add(record_of(QUICK, jobs[0], old))
+    store.add(record_of(QUICK, jobs[1], result(0.4)))
+    assert missing_jobs(QUICK, store, jobs) == jobs[:1]
+    # tuning reads the validation curve only: the run serves it as it is
+    assert missing_jobs(QUICK, store, jobs, picks=False) == []

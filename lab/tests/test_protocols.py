@@ -22,7 +22,14 @@ TINY = Protocol(
     seeds=(0, 1, 2),
     max_epochs=3,
     patience=2,
-    config=dict(hidden=8, dropout=0.0, scale=True, beta=0.25, min_keep=4),
+    config=dict(
+        hidden=8,
+        dropout=0.0,
+        input_dropout=0.0,
+        scale=True,
+        beta=0.25,
+        min_keep=4,
+    ),
     grid=dict(lr=(1e-2, 1e-3)),
     grid_seeds=(0, 1),
     deltas=(0.1, 0.3),
@@ -104,7 +111,7 @@ def test_report_pairs_and_marks():
         ('MLP', 'FairDrop'),
     ]
     default = PROTOCOLS['default']
-    assert len(default.grid_configs()) == 16
+    assert len(default.grid_configs()) == 32
     assert default.seeds == tuple(range(10)) and default.max_epochs == 1000
 
 

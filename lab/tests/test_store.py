@@ -1,3 +1,5 @@
+import json
+
 import pytest
 
 from pyg_bemap_lab.store import RunStore, run_key
@@ -113,3 +115,23 @@ def test_one_process_at_a_time_and_a_folder_it_can_write(tmp_path):
         with pytest.raises(PermissionError, match='cannot write here'):
             with RunStore(str(folder / 'runs.jsonl')).lock():
                 pass
+
+
+def test_runs_stored_before_input_dropout_was_named_migrate(tmp_path):
+    # they dropped the input features at the hidden rate: that is their
+    # input_dropout, and a job asking for it finds them
+    path = tmp_path / 'runs.jsonl'
+    old = run(0, curve={'loss': [0.7]})
+    old['config'] = {'lr': 0.01, 'hidden': 16, 'dropout': 0.5}
+    path.write_text(json.dumps(old) + '\n')
+    store = RunStore(str(path))
+    (stored,) = list(store)
+    assert stored['config'] == {**old['config'], 'input_dropout': 0.5}
+    wanted = run(0)
+    wanted['config'] = {**old['config'], 'input_dropout': 0.5}
+    assert run_key(wanted) in store
+    wanted['config']['input_dropout'] = 0.0
+    assert run_key(wanted) not in store
+    # a run that names its input dropout is read as it is
+    store.add({**wanted, 'curve': {'loss': [0.6]}})
+    assert RunStore(str(path)).get(run_key(wanted))['curve'] == {'loss': [0.6]}

@@ -127,6 +127,7 @@ def add_selection(
     parser.add_argument(
         '--selection',
         choices=rules,
+        metavar='RULE',
         default=DEFAULT_RULE,
         help='the reported epoch: '
         + '; '.join(f'{rule} ({RULES[rule]})' for rule in rules)

@@ -106,7 +106,7 @@ def comparison_summary(
     diffs = paired_differences(protocol, store, chosen, dataset, pair, rule)
     config = ', '.join(
         f'{k}={chosen[dataset, backbone][k]}'
-        for k in ('lr', 'hidden', 'dropout', 'scale')
+        for k in ('lr', 'hidden', 'dropout', 'input_dropout', 'scale')
     )
     intro = (
         f'{method} against {backbone} on {dataset}: '
@@ -203,8 +203,7 @@ def _degenerate_lines(found: dict[str, list[int]], width: int) -> list[str]:
         for model, seeds in found.items()
     )
     return textwrap.wrap(
-        f'Degenerate runs ({KINDS["constant"]}, or {KINDS["plateau"]}): '
-        f'{runs}.',
+        f'Degenerate runs ({"; ".join(KINDS.values())}): {runs}.',
         width,
     )
 

@@ -6,7 +6,7 @@ starting plateau learned nothing."""
 import math
 from typing import Any
 
-from pyg_bemap_lab.selection import lowest_validation_loss
+from pyg_bemap_lab.selection import NEAR_CONSTANT, lowest_validation_loss
 
 #: A run is on a plateau if its lowest validation loss is less than this
 #: share below the first epoch's.
@@ -15,6 +15,8 @@ PLATEAU_DROP = 0.01
 #: Why a run is degenerate, by the name tables show.
 KINDS = {
     'constant': 'one class predicted for every test node',
+    'near-constant': 'one class predicted for fewer than '
+    f'{NEAR_CONSTANT:.0%} of the test nodes',
     'plateau': 'the validation loss never left its starting plateau',
 }
 
@@ -26,6 +28,8 @@ def degenerate(run: dict[str, Any], rule: str) -> str | None:
     :obj:`'constant'`: the share of test nodes predicted positive is 0 or 1
     (runs stored before that share was recorded: both test gaps exactly 0,
     which a classifier that predicts both classes reaches only by chance).
+    :obj:`'near-constant'`: one class is predicted for fewer than
+    :obj:`~pyg_bemap_lab.selection.NEAR_CONSTANT` of the test nodes.
     :obj:`'plateau'`: the lowest validation loss is less than
     :obj:`PLATEAU_DROP` below the first epoch's.
     """
@@ -44,7 +48,8 @@ def degenerate_on_validation(curve: dict[str, list[float]]) -> str | None:
 
     :obj:`'constant'`: the share of validation nodes predicted positive is
     0 or 1 (curves stored before that share was recorded: both validation
-    gaps exactly 0). :obj:`'plateau'`: as in :func:`degenerate`.
+    gaps exactly 0). :obj:`'near-constant'` and :obj:`'plateau'`: as in
+    :func:`degenerate`.
     """
     epoch = lowest_validation_loss(curve['loss'])
     if epoch is None:
@@ -61,6 +66,8 @@ def _kind(
     constant = sp == 0 and eo == 0 if share is None else share in (0.0, 1.0)
     if constant:
         return 'constant'
+    if share is not None and min(share, 1 - share) < NEAR_CONSTANT:
+        return 'near-constant'
     return 'plateau' if _plateau(loss) else None
 
 

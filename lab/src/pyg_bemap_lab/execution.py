@@ -49,8 +49,8 @@ def run_protocol(
     for this process meanwhile (:meth:`~pyg_bemap_lab.store.RunStore.lock`).
     """
 
-    def complete(wanted: list[Job]) -> None:
-        _complete(protocol, root, store, jobs, on_run, wanted)
+    def complete(wanted: list[Job], picks: bool) -> None:
+        _complete(protocol, root, store, jobs, on_run, wanted, picks)
 
     chosen: dict[tuple[str, str], dict[str, Any]] = {}
     with store.lock():
@@ -66,8 +66,9 @@ def _complete(
     jobs: int,
     on_run: Callable[[Job], None] | None,
     wanted: list[Job],
+    picks: bool,
 ) -> None:
-    todo = missing_jobs(protocol, store, wanted)
+    todo = missing_jobs(protocol, store, wanted, picks)
     for job, result in _execute(protocol, root, todo, jobs):
         store.add(record_of(protocol, job, result))
         if on_run is not None:

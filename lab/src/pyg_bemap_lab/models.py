@@ -59,10 +59,13 @@ PAPER_BUDGETS = {
 
 @dataclass
 class Hyper:
-    r"""The paper's hyper-parameters."""
+    r"""The hyper-parameters of one run: the paper's, and the dropout rate
+    on the input features (:obj:`input_dropout`, 0 as in most users'
+    models; runs stored before it was named used :obj:`dropout` there)."""
 
     hidden: int = 128
     dropout: float = 0.5
+    input_dropout: float = 0.0
     lr: float = 1e-3
     weight_decay: float = 1e-5
     epochs: int = TRAIN_EPOCHS
@@ -77,13 +80,24 @@ class Hyper:
         cls, config: dict[str, Any], epochs: int, patience: int
     ) -> 'Hyper':
         r"""The hyper-parameters of a protocol's configuration (see
-        :func:`~pyg_bemap_lab.training.train_run`); the defaults fill what
-        it leaves out."""
-        names = ('weight_decay', 'beta', 'min_keep', 'delta', 'head')
+        :func:`~pyg_bemap_lab.training.train_run`): :obj:`lr`,
+        :obj:`hidden`, :obj:`dropout` and :obj:`input_dropout` are
+        required; the defaults fill the others it leaves out."""
+        required = ('lr', 'hidden', 'dropout', 'input_dropout')
+        missing = [name for name in required if name not in config]
+        if missing:
+            raise ValueError(
+                f'a run configuration needs {", ".join(missing)} '
+                f'(got {sorted(config)})'
+            )
+        names = required + (
+            'weight_decay',
+            'beta',
+            'min_keep',
+            'delta',
+            'head',
+        )
         return cls(
-            hidden=config['hidden'],
-            dropout=config['dropout'],
-            lr=config['lr'],
             epochs=epochs,
             patience=patience,
             **{name: config[name] for name in names if name in config},
@@ -104,6 +118,15 @@ class NodeClassifier(torch.nn.Module):
     :class:`~pyg_bemap.BeMapConv`. With :obj:`hyper.head`, the second layer
     keeps :obj:`hyper.hidden` channels and a linear layer gives the logit,
     as in the reference code's model.
+
+    .. math::
+        \mathbf{z} = \mathrm{conv}_2\bigl(\mathrm{drop}_{p}\bigl(
+        \mathrm{ReLU}(\mathrm{conv}_1(\mathrm{drop}_{q}(\mathbf{X})))
+        \bigr)\bigr)
+
+    with :math:`p` = :obj:`hyper.dropout` on the hidden layer and
+    :math:`q` = :obj:`hyper.input_dropout` on the input features, both
+    only while training.
     """
 
     def __init__(
@@ -126,6 +149,7 @@ class NodeClassifier(torch.nn.Module):
         self.conv2 = make(hyper.hidden, hyper.hidden if hyper.head else 1)
         self.head = torch.nn.Linear(hyper.hidden, 1) if hyper.head else None
         self.dropout = hyper.dropout
+        self.input_dropout = hyper.input_dropout
         if strategy in STRATEGIES:
             to_bemap(
                 self, settings=hyper.sampler_settings(strategy), inplace=True
@@ -135,21 +159,21 @@ class NodeClassifier(torch.nn.Module):
         self, x: Tensor, graph: Any, bemap: BeMapInfo | None = None
     ) -> Tensor:
         extra = {'bemap': bemap} if isinstance(self.conv1, BeMapConv) else {}
-        x = self._dropout(x)
+        x = self._dropout(x, self.input_dropout)
         x = self.conv1(x, graph, **extra).relu()
-        x = self._dropout(x)
+        x = self._dropout(x, self.dropout)
         x = self.conv2(x, graph, **extra)
         if self.head is not None:
             x = self.head(x)
         return x.view(-1)
 
-    def _dropout(self, x: Tensor) -> Tensor:
+    def _dropout(self, x: Tensor, rate: float) -> Tensor:
         # Inverted dropout as F.dropout, with a uniform draw: on CPU, twice
         # as fast as F.dropout's Bernoulli kernel for the hidden layer.
-        if not self.training or self.dropout == 0:
+        if not self.training or rate == 0:
             return x
-        keep = torch.rand_like(x) >= self.dropout
-        return x * keep * (1.0 / (1.0 - self.dropout))
+        keep = torch.rand_like(x) >= rate
+        return x * keep * (1.0 / (1.0 - rate))
 
 
 class _Linear(torch.nn.Linear):

@@ -15,7 +15,12 @@ from pyg_bemap_lab.protocols import (
     sweep_configs,
     tuned_backbones,
 )
+from pyg_bemap_lab.selection import STORED_RULES
 from pyg_bemap_lab.store import RunStore, run_key
+
+#: Completes a phase's jobs: the jobs, and whether the phase reads the
+#: test report at each stored rule's epoch (tuning reads the curves only).
+Complete = Callable[[list[Job], bool], None]
 
 
 def chosen_configs(
@@ -28,7 +33,7 @@ def chosen_configs(
     rests on the runs there are."""
     chosen: dict[tuple[str, str], dict[str, Any]] = {}
     for dataset in protocol.datasets:
-        chosen.update(plan_dataset(protocol, store, lambda _: None, dataset))
+        chosen.update(plan_dataset(protocol, store, lambda *_: None, dataset))
     return chosen
 
 
@@ -45,22 +50,37 @@ def missing_runs(protocol: Protocol, store: RunStore) -> dict[str, int]:
     make so far)."""
     missing = {}
     for dataset in protocol.datasets:
-        wanted: list[Job] = []
-        plan_dataset(protocol, store, wanted.extend, dataset)
-        missing[dataset] = len(missing_jobs(protocol, store, wanted))
+        todo: set[str] = set()
+
+        def count(wanted: list[Job], picks: bool) -> None:
+            for job in missing_jobs(protocol, store, wanted, picks):
+                todo.add(run_key(record_of(protocol, job)))
+
+        plan_dataset(protocol, store, count, dataset)
+        missing[dataset] = len(todo)
     return missing
 
 
 def missing_jobs(
-    protocol: Protocol, store: RunStore, wanted: list[Job]
+    protocol: Protocol,
+    store: RunStore,
+    wanted: list[Job],
+    picks: bool = True,
 ) -> list[Job]:
-    r"""The jobs of :obj:`wanted` that :obj:`store` does not hold, or holds
-    as a run to restart (see :func:`needs_restart`), each run once."""
+    r"""The jobs of :obj:`wanted` that :obj:`store` does not hold, holds as
+    a run to restart (see :func:`needs_restart`) or, if :obj:`picks`,
+    holds without the test report of a stored rule (a run stored before
+    that rule was; trained again, it gives the same curve), each run
+    once."""
     todo: dict[str, Job] = {}
     for job in wanted:
         key = run_key(record_of(protocol, job))
         run = store.get(key)
-        if run is None or needs_restart(protocol, run):
+        if (
+            run is None
+            or needs_restart(protocol, run)
+            or (picks and not set(STORED_RULES) <= set(run['test']))
+        ):
             todo.setdefault(key, job)
     return list(todo.values())
 
@@ -76,7 +96,7 @@ def needs_restart(protocol: Protocol, run: dict[str, Any]) -> bool:
 def plan_dataset(
     protocol: Protocol,
     store: RunStore,
-    complete: Callable[[list[Job]], None],
+    complete: Complete,
     dataset: str,
 ) -> dict[tuple[str, str], dict[str, Any]]:
     chosen: dict[tuple[str, str], dict[str, Any]] = {}
@@ -88,7 +108,8 @@ def plan_dataset(
                 for m in backbones
                 for c in protocol.grid_configs()
                 for s in protocol.grid_seeds
-            ]
+            ],
+            False,
         )
     for method in backbones:
         chosen[dataset, method] = _best_config(
@@ -105,7 +126,8 @@ def plan_dataset(
                     (dataset, 'FairDrop', c, s)
                     for c in candidates
                     for s in protocol.grid_seeds or protocol.seeds
-                ]
+                ],
+                True,
             )
         chosen[dataset, 'FairDrop'] = min(
             candidates,
@@ -119,14 +141,16 @@ def plan_dataset(
             (dataset, m, chosen[dataset, m], s)
             for m in protocol.methods
             for s in protocol.seeds
-        ]
+        ],
+        True,
     )
     complete(
         [
             (dataset, m, config, s)
             for m, config in sweep_configs(protocol, chosen, dataset)
             for s in protocol.sweep_seeds
-        ]
+        ],
+        True,
     )
     return chosen
 

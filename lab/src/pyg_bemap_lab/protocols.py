@@ -129,11 +129,19 @@ PROTOCOLS: dict[str, Protocol] = {
         seeds=tuple(range(10)),
         max_epochs=1000,
         patience=100,
-        config=dict(_FIXED, lr=1e-3, hidden=128, dropout=0.5, scale=True),
+        config=dict(
+            _FIXED,
+            lr=1e-3,
+            hidden=128,
+            dropout=0.5,
+            input_dropout=0.0,
+            scale=True,
+        ),
         grid=dict(
             lr=(1e-3, 1e-2),
             hidden=(16, 128),
             dropout=(0.0, 0.5),
+            input_dropout=(0.0, 0.5),
             scale=(True, False),
         ),
         grid_seeds=(0, 1),
@@ -158,7 +166,14 @@ PROTOCOLS: dict[str, Protocol] = {
         seeds=(0, 1, 2),
         max_epochs=300,
         patience=50,
-        config=dict(_FIXED, lr=1e-2, hidden=16, dropout=0.5, scale=True),
+        config=dict(
+            _FIXED,
+            lr=1e-2,
+            hidden=16,
+            dropout=0.5,
+            input_dropout=0.0,
+            scale=True,
+        ),
     ),
     'reference': Protocol(
         name='reference',
@@ -170,7 +185,13 @@ PROTOCOLS: dict[str, Protocol] = {
         max_epochs=400,
         patience=400,  # no early stopping: every run trains 400 epochs
         config=dict(
-            _FIXED, lr=1e-3, hidden=128, dropout=0.0, head=True, scale=True
+            _FIXED,
+            lr=1e-3,
+            hidden=128,
+            dropout=0.0,
+            input_dropout=0.0,
+            head=True,
+            scale=True,
         ),
         split='reference',
         test_selection=True,

@@ -16,6 +16,11 @@ and is kept, labelled, for comparison with the paper.
      - the highest validation AUC
    * - :obj:`'val-fair'`
      - the fairness-aware rule, :func:`fairness_aware`
+   * - :obj:`'val-loss-learned'`
+     - the lowest validation loss among the epochs that learned something,
+       :func:`lowest_learned_loss`
+   * - :obj:`'val-loss-late'`
+     - the lowest validation loss after the first :obj:`MIN_EPOCH` epochs
    * - :obj:`'test-fair'`
      - the reference code's rule on the **test** split,
        :func:`select_on_test_split`
@@ -28,12 +33,22 @@ from collections.abc import Mapping, Sequence
 #: (:obj:`pos`, the share of nodes predicted positive).
 CURVE_METRICS = ('loss', 'acc', 'auc', 'sp', 'eo', 'pos')
 
+#: The least share of nodes that each class must be predicted for: an
+#: epoch (or run) below it in one class is near-constant, a classifier
+#: that learned (almost) nothing.
+NEAR_CONSTANT = 0.05
+
+#: The first epoch (0-based) that :obj:`'val-loss-late'` may pick.
+MIN_EPOCH = 20
+
 #: Every rule by name, with the title reports show.
 RULES = {
     'val-loss': 'lowest validation loss',
     'val-acc': 'highest validation accuracy',
     'val-auc': 'highest validation AUC',
     'val-fair': 'fairness-aware (validation)',
+    'val-loss-learned': 'lowest validation loss, epochs that learned',
+    'val-loss-late': f'lowest validation loss after epoch {MIN_EPOCH}',
     'test-fair': "the reference code's rule, selected on the TEST split "
     '(for comparison only)',
 }
@@ -43,15 +58,34 @@ RULES = {
 DEFAULT_RULE = 'val-loss'
 
 #: The rules on the validation split.
-VALIDATION_RULES = ('val-loss', 'val-acc', 'val-auc', 'val-fair')
+VALIDATION_RULES = (
+    'val-loss',
+    'val-acc',
+    'val-auc',
+    'val-fair',
+    'val-loss-learned',
+    'val-loss-late',
+)
 
 #: The rules whose epoch is the best one so far, known while training runs
 #: (a trainer can keep the parameters of that epoch).
-RUNNING_RULES = ('val-loss', 'val-acc', 'val-auc')
+RUNNING_RULES = (
+    'val-loss',
+    'val-acc',
+    'val-auc',
+    'val-loss-learned',
+    'val-loss-late',
+)
 
 #: The rules whose epoch every stored run records (with a budget, also
 #: :obj:`'test-fair'`).
-STORED_RULES = ('val-loss', 'val-fair')
+STORED_RULES = (
+    'val-loss',
+    'val-fair',
+    'val-loss-learned',
+    'val-loss-late',
+    'val-auc',
+)
 
 
 def check_rule(rule: str, allowed: Sequence[str] = tuple(RULES)) -> str:
@@ -90,6 +124,11 @@ def pick_epoch(
         return highest(val[rule[4:]])
     if rule == 'val-fair':
         return fairness_aware(val['acc'], val['auc'], val['sp'], val['eo'])
+    if rule == 'val-loss-learned':
+        return lowest_learned_loss(val['loss'], val['auc'], val['pos'])
+    if rule == 'val-loss-late':
+        late = [math.nan] * MIN_EPOCH + list(val['loss'][MIN_EPOCH:])
+        return lowest_validation_loss(late)
     if test is None or budget is None:
         raise ValueError("'test-fair' needs the test curve and a budget")
     return select_on_test_split(test['acc'], test['sp'], test['eo'], budget)
@@ -100,6 +139,28 @@ def lowest_validation_loss(loss: Sequence[float]) -> int | None:
     earliest; :obj:`None` for an empty curve."""
     finite = [(v, i) for i, v in enumerate(loss) if not math.isnan(v)]
     return min(finite)[1] if finite else None
+
+
+def learned(auc: float, positive_share: float) -> bool:
+    r"""Whether an epoch learned something: its AUC beats 0.5 and it
+    predicts each class for at least :obj:`NEAR_CONSTANT` of the nodes."""
+    return auc > 0.5 and (NEAR_CONSTANT <= positive_share <= 1 - NEAR_CONSTANT)
+
+
+def lowest_learned_loss(
+    loss: Sequence[float],
+    auc: Sequence[float],
+    positive_share: Sequence[float],
+) -> int | None:
+    r"""The epoch (0-based) with the lowest validation loss among those
+    that :func:`learned` something on the validation split (AUC above 0.5,
+    each class predicted for at least :obj:`NEAR_CONSTANT` of the nodes);
+    ties go to the earliest; :obj:`None` if none did."""
+    eligible = [
+        v if learned(a, p) else math.nan
+        for v, a, p in zip(loss, auc, positive_share)
+    ]
+    return lowest_validation_loss(eligible)
 
 
 def highest(values: Sequence[float]) -> int | None:

@@ -24,6 +24,25 @@ def run_key(run: dict[str, Any]) -> str:
     return json.dumps([run[field] for field in KEY_FIELDS], sort_keys=True)
 
 
+def migrated(run: dict[str, Any]) -> dict[str, Any]:
+    r"""A stored run in today's format. Runs stored before the input
+    features' dropout rate was a hyper-parameter of its own dropped the
+    input features at the hidden layer's rate: their configuration gains
+    :obj:`input_dropout` equal to :obj:`dropout`, which is what they
+    trained with."""
+    config = run.get('config') if isinstance(run, dict) else None
+    if (
+        isinstance(config, dict)
+        and 'dropout' in config
+        and 'input_dropout' not in config
+    ):
+        return {
+            **run,
+            'config': {**config, 'input_dropout': config['dropout']},
+        }
+    return run
+
+
 class RunStore:
     r"""A file of finished runs, one JSON object per line.
 
@@ -34,7 +53,8 @@ class RunStore:
     the file and the line.
 
     A later line with the same identity (:func:`run_key`) replaces an
-    earlier one: a run trained again, e.g. after a restart.
+    earlier one: a run trained again, e.g. after a restart. Runs stored in
+    an earlier format are read as :func:`migrated` says.
 
     Args:
         path (str): The file (created with its folder when missing).
@@ -59,7 +79,7 @@ class RunStore:
             if not line.strip():
                 continue
             try:
-                run = json.loads(line)
+                run = migrated(json.loads(line))
                 key = run_key(run)
             except (json.JSONDecodeError, ValueError, TypeError) as error:
                 if number == len(lines) and isinstance(
