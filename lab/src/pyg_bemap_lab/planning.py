@@ -48,17 +48,21 @@ def missing_runs(protocol: Protocol, store: RunStore) -> dict[str, int]:
     r"""Dataset -> the number of the protocol's runs that :obj:`store` does
     not hold yet (later phases counted with the choices the stored runs
     make so far)."""
-    missing = {}
-    for dataset in protocol.datasets:
-        todo: set[str] = set()
+    return {
+        dataset: _missing_count(protocol, store, dataset)
+        for dataset in protocol.datasets
+    }
 
-        def count(wanted: list[Job], picks: bool) -> None:
-            for job in missing_jobs(protocol, store, wanted, picks):
-                todo.add(run_key(record_of(protocol, job)))
 
-        plan_dataset(protocol, store, count, dataset)
-        missing[dataset] = len(todo)
-    return missing
+def _missing_count(protocol: Protocol, store: RunStore, dataset: str) -> int:
+    todo: set[str] = set()
+
+    def count(wanted: list[Job], picks: bool) -> None:
+        for job in missing_jobs(protocol, store, wanted, picks):
+            todo.add(run_key(record_of(protocol, job)))
+
+    plan_dataset(protocol, store, count, dataset)
+    return len(todo)
 
 
 def missing_jobs(
