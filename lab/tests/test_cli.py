@@ -143,6 +143,8 @@ def test_help(command, capsys, monkeypatch):
     out = capsys.readouterr().out
     assert 'usage' in out and 'exit codes' in out
     assert max(len(line) for line in out.splitlines()) <= 80
+    if command in ('compare', 'reproduce'):  # the model behind the results
+        assert 'input_dropout' in ' '.join(out.split())
 
 
 def test_a_report_needs_stored_runs(capsys, tmp_path):

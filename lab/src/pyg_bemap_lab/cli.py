@@ -29,6 +29,7 @@ from pyg_bemap_lab.graph_inputs import add_graph_source
 from pyg_bemap_lab.names import (
     DATASET_ALIASES,
     DATASETS,
+    MODEL_DESCRIPTION,
     PROTOCOL_NAMES,
     TRAIN_EPOCHS,
     TRAIN_PATIENCE,
@@ -86,7 +87,7 @@ def _add_compare(commands: Any) -> None:
         'reports each at the epoch its selection rule picks (by default '
         'the lowest validation loss), and '
         'prints the paired differences of the test metrics with 95 % '
-        'intervals and a one-line verdict.',
+        'intervals and a one-line verdict. ' + MODEL_DESCRIPTION,
         epilog=EXIT_CODES,
     )
     add_graph_source(compare)
@@ -233,7 +234,7 @@ def _add_reproduce(commands: Any) -> None:
         'protocol, '
         'OUT/tuning_<protocol>.md (every grid combination) with '
         "OUT/curves_<protocol>.png (the chosen GCN's validation curves). "
-        'A rerun resumes from the stored runs.',
+        'A rerun resumes from the stored runs. ' + MODEL_DESCRIPTION,
         epilog=EXIT_CODES,
     )
     reproduce.add_argument(
@@ -247,13 +248,24 @@ def _add_reproduce(commands: Any) -> None:
     which.add_argument(
         '--protocol',
         choices=sorted(PROTOCOL_NAMES),
+        metavar='NAME',
         default='default',
-        help='the protocol to run (default: %(default)s)',
+        help='the protocol to run: '
+        + ', '.join(sorted(PROTOCOL_NAMES))
+        + ' (default: %(default)s)',
     )
     which.add_argument(
         '--quick',
         action='store_true',
         help='the quick protocol: NBA and German, 3 seeds, no tuning',
+    )
+    which.add_argument(
+        '--robustness',
+        action='store_true',
+        help="the robustness study of the headline: the default protocol's "
+        'GCN and BeMap(sym) on 30 paired seeds, input dropout off and on, '
+        'every candidate selection rule; writes OUT/robustness.md and '
+        'OUT/robustness.png',
     )
     reproduce.add_argument(
         '--max-epochs',

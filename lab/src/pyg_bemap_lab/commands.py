@@ -28,17 +28,20 @@ from pyg_bemap_lab.models import BACKBONES, Hyper
 from pyg_bemap_lab.paper_comparison import paper_comparison
 from pyg_bemap_lab.planning import chosen_configs, datasets_with_runs
 from pyg_bemap_lab.plots import backbone_pairs, plot_paired, plot_tradeoff
-from pyg_bemap_lab.protocols import PROTOCOLS
+from pyg_bemap_lab.protocols import PROTOCOLS, Protocol
+from pyg_bemap_lab.robustness import (
+    HEADLINE,
+    plot_robustness,
+    robustness_protocol,
+    robustness_report,
+)
 from pyg_bemap_lab.selection import RULES
 from pyg_bemap_lab.store import RunStore
 from pyg_bemap_lab.sweeping import sweep
-from pyg_bemap_lab.tables import protocol_report
+from pyg_bemap_lab.tables import Chosen, protocol_report
 from pyg_bemap_lab.threads import run_threads
 from pyg_bemap_lab.training import train
 from pyg_bemap_lab.tuning import plot_curves, tuning_report
-
-#: The comparison the README leads with, plotted on its own.
-HEADLINE = ('GCN', 'BeMap(sym)')
 
 
 def progress(total: int | None, desc: str) -> Any:
@@ -179,8 +182,12 @@ def run_train(args: argparse.Namespace) -> None:
 
 def run_reproduce(args: argparse.Namespace) -> None:
     r"""Runs (or, with :obj:`--report-only`, reads) a protocol's stored runs
-    and writes its report and plots."""
-    protocol = PROTOCOLS['quick' if args.quick else args.protocol]
+    and writes its report and plots (with :obj:`--robustness`, those of the
+    robustness study, :mod:`~pyg_bemap_lab.robustness`)."""
+    if args.robustness:
+        protocol = robustness_protocol()
+    else:
+        protocol = PROTOCOLS['quick' if args.quick else args.protocol]
     if args.max_epochs is not None:
         protocol = dataclasses.replace(
             protocol,
@@ -203,7 +210,25 @@ def run_reproduce(args: argparse.Namespace) -> None:
             protocol, args.root, store, args.jobs, lambda job: bar.update()
         )
         bar.close()
-    path = osp.join(args.out, f'{protocol.name}.md')
+    if args.robustness:
+        path = osp.join(args.out, 'robustness.md')
+        with open(path, 'w') as handle:
+            handle.write(robustness_report(protocol, store, chosen))
+        plot_robustness(
+            protocol, store, chosen, osp.join(args.out, 'robustness.png')
+        )
+    else:
+        path = _protocol_reports(protocol, store, chosen, args.out)
+    print(
+        f'{len(store) - before} new runs ({len(store)} stored in '
+        f'{store.path}); wrote {path}'
+    )
+
+
+def _protocol_reports(
+    protocol: Protocol, store: RunStore, chosen: Chosen, out: str
+) -> str:
+    path = osp.join(out, f'{protocol.name}.md')
     with open(path, 'w') as handle:
         handle.write(protocol_report(protocol, store, chosen))
     if protocol.sweep:
@@ -213,11 +238,11 @@ def run_reproduce(args: argparse.Namespace) -> None:
                 store,
                 chosen,
                 dataset,
-                osp.join(args.out, f'tradeoff_{protocol.name}_{dataset}.png'),
+                osp.join(out, f'tradeoff_{protocol.name}_{dataset}.png'),
             )
     pairs = backbone_pairs(protocol)
     if pairs:
-        paired = osp.join(args.out, f'paired_{protocol.name}')
+        paired = osp.join(out, f'paired_{protocol.name}')
         plot_paired(protocol, store, chosen, f'{paired}.png')
         if HEADLINE in pairs:
             plot_paired(
@@ -225,20 +250,17 @@ def run_reproduce(args: argparse.Namespace) -> None:
             )
     if protocol.grid_seeds:
         name = protocol.name
-        with open(osp.join(args.out, f'tuning_{name}.md'), 'w') as handle:
+        with open(osp.join(out, f'tuning_{name}.md'), 'w') as handle:
             handle.write(tuning_report(protocol, store, chosen))
         plot_curves(
-            protocol, store, chosen, osp.join(args.out, f'curves_{name}.png')
+            protocol, store, chosen, osp.join(out, f'curves_{name}.png')
         )
     reference = PROTOCOLS['reference']
     if datasets_with_runs(reference, store):
-        comparison = osp.join(args.out, 'paper_comparison.md')
+        comparison = osp.join(out, 'paper_comparison.md')
         with open(comparison, 'w') as handle:
             handle.write(paper_comparison(store, reference.datasets))
-    print(
-        f'{len(store) - before} new runs ({len(store)} stored in '
-        f'{store.path}); wrote {path}'
-    )
+    return path
 
 
 def run_datasets(args: argparse.Namespace) -> None:

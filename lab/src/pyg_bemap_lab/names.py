@@ -28,6 +28,16 @@ METHOD_ALIASES = {
     'sym-degree': 'BeMap(sym)-degree',
 }
 
+#: The model behind every result, as the commands' help states it (see
+#: :class:`~pyg_bemap_lab.models.NodeClassifier`).
+MODEL_DESCRIPTION = (
+    'The model: two message-passing layers and one output logit (linear '
+    'layers for the MLP), dropout on the hidden layer and, at a rate of '
+    'its own (input_dropout), on the input features; both rates are '
+    'chosen on validation with the learning rate, the width and the '
+    'feature scaling.'
+)
+
 #: The most epochs, and the patience, of :obj:`pyg-bemap train`.
 TRAIN_EPOCHS = 200
 TRAIN_PATIENCE = 100

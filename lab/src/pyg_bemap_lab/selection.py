@@ -77,6 +77,9 @@ RUNNING_RULES = (
     'val-loss-late',
 )
 
+#: The rules whose reports the protocol tables show.
+TABLE_RULES = (DEFAULT_RULE, 'val-fair')
+
 #: The rules whose epoch every stored run records (with a budget, also
 #: :obj:`'test-fair'`).
 STORED_RULES = (
