@@ -1,9 +1,12 @@
 import subprocess
 import sys
 
+from pyg_bemap import SamplerSettings
 from pyg_bemap.datasets import ALIASES, SPECS, default_root
 from pyg_bemap_lab.models import Hyper
 from pyg_bemap_lab.names import (
+    BEMAP_BETA,
+    BEMAP_MIN_KEEP,
     DATASET_ALIASES,
     DATASETS,
     PROTOCOL_NAMES,
@@ -22,6 +25,10 @@ def test_the_light_names_are_those_of_the_modules_that_own_them(
     assert PROTOCOL_NAMES == tuple(sorted(PROTOCOLS))
     assert (TRAIN_EPOCHS, TRAIN_PATIENCE) == (Hyper().epochs, Hyper().patience)
     assert default_data_root() == default_root()
+    assert (BEMAP_BETA, BEMAP_MIN_KEEP) == (
+        SamplerSettings().beta,
+        SamplerSettings().min_keep,
+    )
     monkeypatch.setenv('PYG_BEMAP_DATA', '/somewhere')
     assert default_data_root() == default_root() == '/somewhere'
 

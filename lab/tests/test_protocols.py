@@ -32,13 +32,13 @@ TINY = Protocol(
     ),
     grid=dict(lr=(1e-2, 1e-3)),
     grid_seeds=(0, 1),
-    deltas=(0.1, 0.3),
+    fairdrop_deltas=(0.1, 0.3),
     sweep={
         'BeMap(sym)': (
             dict(beta=0.25, min_keep=4),
             dict(beta=1.0, min_keep=1),
         ),
-        'FairDrop': (dict(delta=0.0), dict(delta=0.5)),
+        'FairDrop': (dict(fairdrop_delta=0.0), dict(fairdrop_delta=0.5)),
     },
     sweep_seeds=(0, 1),
 )
@@ -61,7 +61,7 @@ def test_tuning_picks_the_lowest_mean_validation_loss(tmp_path):
     # BeMap keeps its backbone's choice; FairDrop adds its delta to GCN's
     assert chosen['nba', 'BeMap(sym)'] == chosen['nba', 'GCN']
     fairdrop = dict(chosen['nba', 'FairDrop'])
-    assert fairdrop.pop('delta') in TINY.deltas
+    assert fairdrop.pop('fairdrop_delta') in TINY.fairdrop_deltas
     assert fairdrop == chosen['nba', 'GCN']
     # 2 configs x 2 backbones x 2 seeds, 2 deltas x 2 seeds, then 4 methods
     # x 3 seeds of which the tuning runs already hold some

@@ -132,6 +132,14 @@ def test_runs_stored_before_input_dropout_was_named_migrate(tmp_path):
     assert run_key(wanted) in store
     wanted['config']['input_dropout'] = 0.0
     assert run_key(wanted) not in store
+    # FairDrop's drop rate goes under its own name
+    fairdrop = run(1)
+    fairdrop['config'] = {'dropout': 0.0, 'input_dropout': 0.0, 'delta': 0.1}
+    with open(path, 'a') as handle:
+        handle.write(json.dumps(fairdrop) + '\n')
+    fairdrop['config'] = {**fairdrop['config'], 'fairdrop_delta': 0.1}
+    del fairdrop['config']['delta']
+    assert run_key(fairdrop) in RunStore(str(path))
     # a run that names its input dropout is read as it is
     store.add({**wanted, 'curve': {'loss': [0.6]}})
     assert RunStore(str(path)).get(run_key(wanted))['curve'] == {'loss': [0.6]}

@@ -25,7 +25,10 @@ def test_the_grid_varies_one_knob_at_a_time_beside_reference_points():
     assert {k for s in knobs for k in s} == {
         'beta', 'min_keep', 'balance_delta', 'num_hops'
     }  # fmt: skip
-    assert protocol.sweep['FairDrop'] == ({'delta': 0.08}, {'delta': 0.32})
+    assert protocol.sweep['FairDrop'] == (
+        {'fairdrop_delta': 0.08},
+        {'fairdrop_delta': 0.32},
+    )
     # a named dataset keeps the default protocol's tuned backbones
     assert protocol.tuned['german', 'GCN']['hidden'] == 128
     assert not protocol.grid

@@ -1,9 +1,9 @@
-r"""The laboratory of :obj:`pyg-bemap`: the methods (:mod:`.models`), one
-training loop (:mod:`.training`), one vocabulary of selection rules
-(:mod:`.selection`), protocols (:mod:`.protocols`, :mod:`.planning`,
-:mod:`.execution`), stored runs (:mod:`.store`) and paired comparisons
-(:mod:`.statistics`); on a graph of one's own, :func:`compare` and
-:func:`sweep`.
+r"""The laboratory of :obj:`pyg-bemap`: the methods (:mod:`.methods`,
+:mod:`.models`), one training loop (:mod:`.training`), one vocabulary of
+selection rules (:mod:`.selection`), protocols (:mod:`.protocols`,
+:mod:`.planning`, :mod:`.execution`), stored runs (:mod:`.store`) and
+paired comparisons (:mod:`.statistics`); on a graph of one's own,
+:func:`compare` and :func:`sweep`.
 
 The names below are imported on first use, so that the command line
 starts without torch."""
@@ -13,8 +13,8 @@ from typing import Any
 
 #: Each exported name and the module that holds it.
 _HOMES = {
-    'BACKBONES': 'models',
-    'METHODS': 'models',
+    'BACKBONES': 'methods',
+    'METHODS': 'methods',
     'PAPER_BUDGETS': 'models',
     'Hyper': 'models',
     'NodeClassifier': 'models',

@@ -27,6 +27,8 @@ from pyg_bemap_lab.arguments import (
 )
 from pyg_bemap_lab.graph_inputs import add_graph_source
 from pyg_bemap_lab.names import (
+    BEMAP_BETA,
+    BEMAP_MIN_KEEP,
     DATASET_ALIASES,
     DATASETS,
     MODEL_DESCRIPTION,
@@ -205,13 +207,13 @@ def _add_train(commands: Any) -> None:
     train.add_argument(
         '--beta',
         type=share,
-        default=0.25,
+        default=BEMAP_BETA,
         help='share of a one-group neighbourhood kept (default: %(default)s)',
     )
     train.add_argument(
         '--min-keep',
         type=non_negative_int,
-        default=4,
+        default=BEMAP_MIN_KEEP,
         help='neighbours a one-group neighbourhood keeps at least '
         '(default: %(default)s)',
     )

@@ -24,7 +24,8 @@ from pyg_bemap.transforms import BalanceAwareSampling
 from pyg_bemap_lab.comparison import compare
 from pyg_bemap_lab.execution import run_protocol
 from pyg_bemap_lab.graph_inputs import named_graph, read_graph_source
-from pyg_bemap_lab.models import BACKBONES, Hyper
+from pyg_bemap_lab.methods import BACKBONES
+from pyg_bemap_lab.models import Hyper
 from pyg_bemap_lab.paper_comparison import paper_comparison
 from pyg_bemap_lab.planning import chosen_configs, datasets_with_runs
 from pyg_bemap_lab.plots import backbone_pairs, plot_paired, plot_tradeoff

@@ -20,7 +20,7 @@ from pyg_bemap_lab.comparison_report import (
     comparison_verdict,
 )
 from pyg_bemap_lab.execution import run_protocol
-from pyg_bemap_lab.models import BACKBONES
+from pyg_bemap_lab.methods import BACKBONES
 from pyg_bemap_lab.names import bemap_method
 from pyg_bemap_lab.protocols import PROTOCOLS, Job, Protocol
 from pyg_bemap_lab.selection import DEFAULT_RULE, STORED_RULES, check_rule

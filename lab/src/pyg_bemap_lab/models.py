@@ -13,40 +13,12 @@ from pyg_bemap import BeMapInfo, SamplerSettings
 from pyg_bemap.nn import BeMapConv, RowNormConv, to_bemap
 from pyg_bemap.rules import STRATEGIES
 from pyg_bemap_lab.gat_conv import FusedGATConv
-from pyg_bemap_lab.names import TRAIN_EPOCHS, TRAIN_PATIENCE
-
-#: Each method's backbone and training graph (None for the full graph, a
-#: BeMap strategy, 'fairdrop', see
-#: :func:`~pyg_bemap_lab.baselines.fairdrop_edge`, or 'renumbered', BeMap's
-#: sample renumbered as the reference code's training graph, a diagnostic
-#: of its defect, see :mod:`~pyg_bemap_lab.renumbering`), by name.
-METHODS: dict[str, tuple] = {
-    'MLP': ('mlp', None),
-    'GCN': ('gcn', None),
-    'SAGE': ('sage', None),
-    'GAT': ('gat', None),
-    'BeMap(row)': ('row', 'balance'),
-    'BeMap(sym)': ('gcn', 'balance'),
-    'BeMap(sage)': ('sage', 'balance'),
-    'BeMap(gat)': ('gat', 'balance'),
-    'BeMap(sym)-uniform': ('gcn', 'uniform'),
-    'BeMap(sym)-degree': ('gcn', 'degree'),
-    'FairDrop': ('gcn', 'fairdrop'),
-    'BeMap(sym)-renumbered': ('gcn', 'renumbered'),
-}
-
-#: The backbone of every method with another training graph.
-BACKBONES = {
-    'BeMap(row)': 'GCN',
-    'BeMap(sym)': 'GCN',
-    'BeMap(sage)': 'SAGE',
-    'BeMap(gat)': 'GAT',
-    'BeMap(sym)-uniform': 'GCN',
-    'BeMap(sym)-degree': 'GCN',
-    'FairDrop': 'GCN',
-    'BeMap(sym)-renumbered': 'GCN',
-}
-
+from pyg_bemap_lab.names import (
+    BEMAP_BETA,
+    BEMAP_MIN_KEEP,
+    TRAIN_EPOCHS,
+    TRAIN_PATIENCE,
+)
 
 #: The reference code's test-set fairness budgets (delta_sp and delta_eo).
 PAPER_BUDGETS = {
@@ -70,9 +42,9 @@ class Hyper:
     weight_decay: float = 1e-5
     epochs: int = TRAIN_EPOCHS
     patience: int = TRAIN_PATIENCE
-    beta: float = 0.25
-    min_keep: int = 4
-    delta: float = 0.16  # FairDrop's bias
+    beta: float = BEMAP_BETA
+    min_keep: int = BEMAP_MIN_KEEP
+    fairdrop_delta: float = 0.16  # FairDrop's bias
     head: bool = False  # a linear output layer after the second conv
 
     @classmethod
@@ -94,7 +66,7 @@ class Hyper:
             'weight_decay',
             'beta',
             'min_keep',
-            'delta',
+            'fairdrop_delta',
             'head',
         )
         return cls(

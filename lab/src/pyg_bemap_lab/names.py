@@ -1,11 +1,14 @@
 r"""What the command line shows before anything heavy is imported (no
 torch, so that :obj:`pyg-bemap --help` answers at once): the datasets, the
-protocols, the short names of the BeMap methods and the defaults of
-training and of the split. Tests check each against the module that uses
-it."""
+protocols, the short names of the BeMap methods (from
+:mod:`~pyg_bemap_lab.methods`), BeMap's default settings and the defaults
+of training and of the split. Tests check each against the module that
+uses it."""
 
 import os
 import os.path as osp
+
+from pyg_bemap_lab.methods import METHOD_ALIASES
 
 #: The named datasets (see :obj:`pyg_bemap.datasets.SPECS`).
 DATASETS = ('credit', 'german', 'nba', 'pokec_n', 'pokec_z', 'recidivism')
@@ -17,16 +20,10 @@ DATASET_ALIASES = {'bail': 'recidivism'}
 #: :obj:`~pyg_bemap_lab.protocols.PROTOCOLS`).
 PROTOCOL_NAMES = ('default', 'quick', 'reference')
 
-#: Short names of the BeMap methods, on the command line and in
-#: :func:`~pyg_bemap_lab.comparison.compare`.
-METHOD_ALIASES = {
-    'row': 'BeMap(row)',
-    'sym': 'BeMap(sym)',
-    'sage': 'BeMap(sage)',
-    'gat': 'BeMap(gat)',
-    'sym-uniform': 'BeMap(sym)-uniform',
-    'sym-degree': 'BeMap(sym)-degree',
-}
+#: BeMap's default :math:`\beta` and :obj:`min_keep` (see
+#: :class:`pyg_bemap.SamplerSettings`), the lab's everywhere.
+BEMAP_BETA = 0.25
+BEMAP_MIN_KEEP = 4
 
 #: The model behind every result, as the commands' help states it (see
 #: :class:`~pyg_bemap_lab.models.NodeClassifier`).
@@ -37,6 +34,18 @@ MODEL_DESCRIPTION = (
     'chosen on validation with the learning rate, the width and the '
     'feature scaling.'
 )
+
+#: How tables and plots write each knob of a run configuration: BeMap's
+#: (:class:`pyg_bemap.SamplerSettings`: :math:`\beta`, :math:`m`,
+#: :math:`L` and the balance score's :math:`\delta`) and FairDrop's drop
+#: rate, each under its own name.
+KNOB_LABELS = {
+    'beta': 'beta',
+    'min_keep': 'm',
+    'num_hops': 'L',
+    'balance_delta': 'balance delta',
+    'fairdrop_delta': 'FairDrop delta',
+}
 
 #: The most epochs, and the patience, of :obj:`pyg-bemap train`.
 TRAIN_EPOCHS = 200

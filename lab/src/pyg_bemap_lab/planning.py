@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pyg_bemap_lab.degenerate import degenerate_on_validation
-from pyg_bemap_lab.models import BACKBONES
+from pyg_bemap_lab.methods import BACKBONES
 from pyg_bemap_lab.protocols import (
     Job,
     Protocol,
@@ -121,10 +121,10 @@ def plan_dataset(
         )
     if 'FairDrop' in protocol.methods:
         candidates = [
-            {**chosen[dataset, 'GCN'], 'delta': delta}
-            for delta in protocol.deltas
+            {**chosen[dataset, 'GCN'], 'fairdrop_delta': delta}
+            for delta in protocol.fairdrop_deltas
         ]
-        if len(protocol.deltas) > 1:
+        if len(protocol.fairdrop_deltas) > 1:
             complete(
                 [
                     (dataset, 'FairDrop', c, s)

@@ -5,7 +5,8 @@ import math
 from typing import Any
 
 from pyg_bemap.metrics import LINE_STYLES
-from pyg_bemap_lab.models import BACKBONES
+from pyg_bemap_lab.methods import BACKBONES
+from pyg_bemap_lab.names import KNOB_LABELS
 from pyg_bemap_lab.planning import stored_runs
 from pyg_bemap_lab.plot_labels import canvas, spread_labels
 from pyg_bemap_lab.protocols import Protocol
@@ -20,9 +21,6 @@ from pyg_bemap_lab.tables import (
     reported_rules,
 )
 from pyg_bemap_lab.verdicts import significant
-
-#: How a swept knob is written beside its point.
-KNOB_SYMBOLS = {'beta': 'β', 'min_keep': 'm', 'delta': 'δ'}
 
 
 def tradeoff_points(
@@ -51,9 +49,9 @@ def tradeoff_points(
 
 
 def setting_label(setting: dict[str, Any]) -> str:
-    r"""A swept setting in a few characters, e.g. :obj:`'β=0.1 m=4'`."""
+    r"""A swept setting in a few characters, e.g. :obj:`'beta=0.1 m=4'`."""
     return ' '.join(
-        f'{KNOB_SYMBOLS.get(key, key)}={value:g}'
+        f'{KNOB_LABELS.get(key, key)}={value:g}'
         for key, value in setting.items()
     )
 

@@ -6,22 +6,9 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
-from pyg_bemap_lab.models import BACKBONES
+from pyg_bemap_lab.methods import ALL_METHODS, BACKBONES
+from pyg_bemap_lab.names import BEMAP_BETA, BEMAP_MIN_KEEP
 from pyg_bemap_lab.user_graphs import DEFAULT_FRACTIONS
-
-ALL_METHODS = (
-    'MLP',
-    'GCN',
-    'SAGE',
-    'GAT',
-    'BeMap(row)',
-    'BeMap(sym)',
-    'BeMap(sage)',
-    'BeMap(gat)',
-    'BeMap(sym)-uniform',
-    'BeMap(sym)-degree',
-    'FairDrop',
-)
 
 
 @dataclass(frozen=True)
@@ -35,7 +22,7 @@ class Protocol:
       its ablations, FairDrop) keeps its backbone's choice, so that it and
       its backbone differ in the training graph only and start from the
       same weights for the same seed; FairDrop's :math:`\delta` is then
-      chosen from :obj:`deltas` by the lowest mean validation
+      chosen from :obj:`fairdrop_deltas` by the lowest mean validation
       :math:`\Delta_{SP} + \Delta_{EO}` at the fairness-aware epoch.
       Without :obj:`grid_seeds`, :obj:`config` is used as it is.
     * Training: at most :obj:`max_epochs`, stopping once the validation
@@ -55,7 +42,7 @@ class Protocol:
         description (str): One line for people.
         datasets (tuple): The datasets.
         methods (tuple): The methods (keys of
-            :obj:`METHODS`).
+            :obj:`~pyg_bemap_lab.methods.METHODS`).
         seeds (tuple): The seeds of the reported runs.
         max_epochs (int): The most epochs of a run.
         patience (int): Early-stopping patience on the validation loss.
@@ -63,7 +50,8 @@ class Protocol:
             fixed ones (weight decay, BeMap's beta and min_keep).
         grid (dict): Name -> the values to try.
         grid_seeds (tuple): The seeds of the tuning runs.
-        deltas (tuple): FairDrop's :math:`\delta` values to try.
+        fairdrop_deltas (tuple): FairDrop's :math:`\delta` values to
+            try.
         sweep (dict): Method -> settings to sweep on top of the method's
             chosen hyper-parameters, each trained with :obj:`sweep_seeds`,
             for the trade-off plots.
@@ -98,7 +86,7 @@ class Protocol:
     config: dict[str, Any] = field(default_factory=dict)
     grid: dict[str, tuple] = field(default_factory=dict)
     grid_seeds: tuple[int, ...] = ()
-    deltas: tuple[float, ...] = (0.16,)
+    fairdrop_deltas: tuple[float, ...] = (0.16,)
     sweep: dict[str, tuple[dict[str, Any], ...]] = field(default_factory=dict)
     sweep_seeds: tuple[int, ...] = ()
     split: str = 'random'
@@ -117,7 +105,12 @@ class Protocol:
         ]
 
 
-_FIXED = dict(weight_decay=1e-5, beta=0.25, min_keep=4, delta=0.16)
+_FIXED = dict(
+    weight_decay=1e-5,
+    beta=BEMAP_BETA,
+    min_keep=BEMAP_MIN_KEEP,
+    fairdrop_delta=0.16,
+)
 
 
 PROTOCOLS: dict[str, Protocol] = {
@@ -145,7 +138,7 @@ PROTOCOLS: dict[str, Protocol] = {
             scale=(True, False),
         ),
         grid_seeds=(0, 1),
-        deltas=(0.08, 0.16, 0.32),
+        fairdrop_deltas=(0.08, 0.16, 0.32),
         sweep={
             'BeMap(sym)': tuple(
                 dict(beta=beta, min_keep=min_keep)
@@ -153,7 +146,8 @@ PROTOCOLS: dict[str, Protocol] = {
                 for min_keep in (1, 4)
             ),
             'FairDrop': tuple(
-                dict(delta=delta) for delta in (0.0, 0.08, 0.16, 0.32, 0.5)
+                dict(fairdrop_delta=delta)
+                for delta in (0.0, 0.08, 0.16, 0.32, 0.5)
             ),
         },
         sweep_seeds=(0, 1, 2, 3, 4),

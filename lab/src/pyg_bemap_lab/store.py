@@ -25,22 +25,24 @@ def run_key(run: dict[str, Any]) -> str:
 
 
 def migrated(run: dict[str, Any]) -> dict[str, Any]:
-    r"""A stored run in today's format. Runs stored before the input
-    features' dropout rate was a hyper-parameter of its own dropped the
-    input features at the hidden layer's rate: their configuration gains
-    :obj:`input_dropout` equal to :obj:`dropout`, which is what they
-    trained with."""
+    r"""A stored run in today's format.
+
+    * Runs stored before the input features' dropout rate was a
+      hyper-parameter of its own dropped the input features at the hidden
+      layer's rate: their configuration gains :obj:`input_dropout` equal to
+      :obj:`dropout`, which is what they trained with.
+    * FairDrop's drop rate, once :obj:`delta`, is :obj:`fairdrop_delta`
+      (BeMap's balance offset is :obj:`balance_delta`).
+    """
     config = run.get('config') if isinstance(run, dict) else None
-    if (
-        isinstance(config, dict)
-        and 'dropout' in config
-        and 'input_dropout' not in config
-    ):
-        return {
-            **run,
-            'config': {**config, 'input_dropout': config['dropout']},
-        }
-    return run
+    if not isinstance(config, dict):
+        return run
+    config = dict(config)
+    if 'dropout' in config and 'input_dropout' not in config:
+        config['input_dropout'] = config['dropout']
+    if 'delta' in config:
+        config['fairdrop_delta'] = config.pop('delta')
+    return {**run, 'config': config}
 
 
 class RunStore:

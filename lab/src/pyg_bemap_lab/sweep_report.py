@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pyg_bemap_lab.degenerate import degenerate
-from pyg_bemap_lab.models import BACKBONES
+from pyg_bemap_lab.methods import BACKBONES
+from pyg_bemap_lab.names import KNOB_LABELS
 from pyg_bemap_lab.planning import stored_runs
 from pyg_bemap_lab.protocols import Protocol
 from pyg_bemap_lab.selection import DEFAULT_RULE
@@ -29,14 +30,6 @@ from pyg_bemap_lab.verdicts import significant
 #: validation accuracy is at most this far below its backbone's.
 ACCURACY_SLACK = 0.01
 
-#: Short names of the swept settings' knobs.
-KNOBS = {
-    'beta': 'beta',
-    'min_keep': 'm',
-    'balance_delta': 'delta',
-    'num_hops': 'L',
-    'delta': 'd',
-}
 
 METRICS = ('acc', 'auc', 'sp', 'eo')
 
@@ -68,7 +61,7 @@ def setting_label(method: str, setting: dict[str, Any]) -> str:
     r"""A short name of a method with a setting, e.g. :obj:`'sym beta=0.1'`
     or :obj:`'FairDrop d=0.08'`."""
     name = method.replace('BeMap(', '').replace(')', '')
-    knobs = [f'{KNOBS.get(k, k)}={v:g}' for k, v in setting.items()]
+    knobs = [f'{KNOB_LABELS.get(k, k)}={v:g}' for k, v in setting.items()]
     return ' '.join([name, *knobs])
 
 

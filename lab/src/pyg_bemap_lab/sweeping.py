@@ -66,9 +66,9 @@ REFERENCES: tuple[tuple[str, dict[str, Any]], ...] = (
     ('GCN', {}),
     ('SAGE', {}),
     ('GAT', {}),
-    ('FairDrop', {'delta': 0.08}),
+    ('FairDrop', {'fairdrop_delta': 0.08}),
     ('FairDrop', {}),
-    ('FairDrop', {'delta': 0.32}),
+    ('FairDrop', {'fairdrop_delta': 0.32}),
 )
 
 #: The reference points of :obj:`--quick`.
@@ -123,7 +123,7 @@ def sweep_protocol(
     fixed = {
         k: v
         for k, v in PROTOCOLS['default'].config.items()
-        if k in ('weight_decay', 'beta', 'min_keep', 'delta')
+        if k in ('weight_decay', 'beta', 'min_keep', 'fairdrop_delta')
     }
     return Protocol(
         name=f'sweep{"-quick" if quick else ""}-max{max_epochs}-patience'

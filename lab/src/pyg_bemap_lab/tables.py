@@ -7,7 +7,7 @@ import itertools
 from typing import Any
 
 from pyg_bemap_lab.degenerate import degenerate
-from pyg_bemap_lab.models import BACKBONES
+from pyg_bemap_lab.methods import BACKBONES
 from pyg_bemap_lab.planning import (
     chosen_runs,
     datasets_with_runs,
@@ -243,13 +243,13 @@ def _head(title: str, column: str, *extra: str) -> list[str]:
 
 def relevant_settings(method: str, config: dict[str, Any]) -> dict[str, Any]:
     r"""The settings of :obj:`config` that :obj:`method` uses: BeMap's
-    :obj:`beta` and :obj:`min_keep` for BeMap only, :obj:`delta` for
-    FairDrop only."""
+    :obj:`beta` and :obj:`min_keep` for BeMap only, :obj:`fairdrop_delta`
+    for FairDrop only."""
     unused = set()
     if not method.startswith('BeMap'):
         unused |= {'beta', 'min_keep'}
     if method != 'FairDrop':
-        unused.add('delta')
+        unused.add('fairdrop_delta')
     return {k: v for k, v in config.items() if k not in unused}
 
 

@@ -20,7 +20,8 @@ from pyg_bemap.metrics import FairnessReport, fairness_report
 from pyg_bemap.rules import STRATEGIES
 from pyg_bemap_lab.baselines import fairdrop_edge
 from pyg_bemap_lab.degenerate import degenerate_on_validation
-from pyg_bemap_lab.models import METHODS, Hyper, NodeClassifier
+from pyg_bemap_lab.methods import METHODS
+from pyg_bemap_lab.models import Hyper, NodeClassifier
 from pyg_bemap_lab.renumbering import renumber_like_reference
 from pyg_bemap_lab.selection import (
     CURVE_METRICS,
@@ -104,7 +105,7 @@ def train(
         data (Data): The graph with its split masks (and BeMap's
             information, see :class:`~pyg_bemap.BalanceAwareSampling`, for
             a BeMap method).
-        method (str): A key of :obj:`~pyg_bemap_lab.models.METHODS`.
+        method (str): A key of :obj:`~pyg_bemap_lab.methods.METHODS`.
         seed (int): Sets the initialisation, dropout and sampling.
         hyper (Hyper, optional): The hyper-parameters.
         keep (str, optional): The rule whose epoch's parameters the
@@ -152,7 +153,7 @@ def train_run(
 
     Args:
         data (Data): The graph with its split masks.
-        method (str): A key of :obj:`~pyg_bemap_lab.models.METHODS`.
+        method (str): A key of :obj:`~pyg_bemap_lab.methods.METHODS`.
         config (dict): :obj:`lr`, :obj:`hidden`, :obj:`dropout`; optionally
             :obj:`weight_decay`, :obj:`beta`, :obj:`min_keep` (BeMap),
             :obj:`delta` (FairDrop) and :obj:`head` (see
@@ -275,11 +276,11 @@ class Trainer:
             raise ValueError(
                 f'unknown method {method!r}; choose from ' + ', '.join(METHODS)
             )
-        backbone, sampler = METHODS[method]
+        layer, sampler = METHODS[method].layer, METHODS[method].graph
         self._stream = RandomStream(seed, data.x.device)
         with self._stream:
             self.model = NodeClassifier(
-                data.num_features, backbone, sampler, hyper
+                data.num_features, layer, sampler, hyper
             )
         self.optimizer = torch.optim.Adam(
             self.model.parameters(),
@@ -326,7 +327,9 @@ class Trainer:
         edge_index = self.data.edge_index
         if isinstance(edge_index, BeMapEdgeIndex):
             edge_index = edge_index.as_tensor()
-        kept, _ = fairdrop_edge(edge_index, self.data.s, self.hyper.delta)
+        kept, _ = fairdrop_edge(
+            edge_index, self.data.s, self.hyper.fairdrop_delta
+        )
         return kept
 
     def _renumbered_sample(self) -> Tensor:
