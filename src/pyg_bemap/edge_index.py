@@ -9,6 +9,7 @@ import numpy as np
 from torch import Tensor
 
 from pyg_bemap.bemap_info import BeMapInfo
+from pyg_bemap.infra.compat import plain_tensor
 from pyg_bemap.infra.private_api import (
     DISABLED_TORCH_FUNCTION,
     version_counter,
@@ -174,7 +175,7 @@ def carrier_of(edge_index: Tensor, info: BeMapInfo) -> BeMapEdgeIndex:
     r""":func:`attach_bemap` for an :obj:`edge_index` and :obj:`info` that
     were checked already (by :func:`attach_bemap` or
     :class:`~pyg_bemap.BalanceAwareSampling`)."""
-    plain = edge_index.as_subclass(Tensor).clone()
+    plain = plain_tensor(edge_index).clone()
     out = _rebuild(plain, info)
     grouping = info.sampler(out, plain, checked=True).grouping
     assert grouping is not None  # the edges are grouped here, once

@@ -6,6 +6,7 @@ from torch import Tensor
 
 from pyg_bemap.edge_index import get_bemap
 from pyg_bemap.infra.checks import check_generator
+from pyg_bemap.infra.compat import plain_tensor
 from pyg_bemap.infra.sparse import masked_columns
 from pyg_bemap.rules.balance import check_balance
 from pyg_bemap.rules.draw import draw_seed
@@ -97,7 +98,7 @@ def balanced_edge_sample(
             edge_index.size(1), dtype=torch.bool
         )
     sample = sampler.draw(settings, draw_seed(generator))
-    plain = edge_index.as_subclass(Tensor)
+    plain = plain_tensor(edge_index)
     graph = plain if get_bemap(edge_index) else edge_index
     return masked_columns(graph, sample.mask, sample.num_kept), sample.mask
 
@@ -118,7 +119,7 @@ def _stateless_sampler(
         check_same_device(edge_index=edge_index, sens=sens)
     sens, num_groups = sensitive_groups(sens, num_nodes, num_groups)
     balance = check_balance(balance, sens)
-    plain = edge_index.as_subclass(Tensor)
+    plain = plain_tensor(edge_index)
     return GraphSampler(plain, plain, sens, balance, num_groups)
 
 
@@ -142,4 +143,4 @@ def _carried_sampler(
     ):
         return None
     info.check_unedited(edge_index)
-    return info.sampler(edge_index, edge_index.as_subclass(Tensor))
+    return info.sampler(edge_index, plain_tensor(edge_index))

@@ -7,6 +7,7 @@ import torch
 from torch import Tensor
 from torch_geometric.data import Data
 
+from pyg_bemap.infra.compat import plain_tensor
 from pyg_bemap.rules.groups import check_edge_index, sensitive_groups
 
 
@@ -43,7 +44,7 @@ def fairness_task(
             'tensor of node indices'
         )
     _check_tensor(edge_index, 'edge_index')
-    edge_index = edge_index.as_subclass(Tensor)
+    edge_index = plain_tensor(edge_index)
     num_nodes = check_edge_index(edge_index, data.num_nodes)
     sens, num_groups = sensitive_groups(
         getattr(data, sens_attr, None), num_nodes, name=sens_attr

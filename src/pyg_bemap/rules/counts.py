@@ -7,6 +7,7 @@ from pyg_bemap.infra.checks import (
     check_integer,
     check_memory_budget,
 )
+from pyg_bemap.infra.compat import plain_tensor
 from pyg_bemap.rules.groups import (
     SENS_COUNTS_NODES,
     check_edge_index,
@@ -106,7 +107,12 @@ def hop_group_counts(
     memory_budget = check_memory_budget(memory_budget)
     check_counting(counting)
     return checked_hop_group_counts(
-        edge_index, sens, num_groups, num_hops, counting, memory_budget
+        plain_tensor(edge_index),
+        sens,
+        num_groups,
+        num_hops,
+        counting,
+        memory_budget,
     )
 
 

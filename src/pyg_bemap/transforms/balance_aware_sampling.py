@@ -5,6 +5,7 @@ from torch_geometric.transforms import BaseTransform
 from pyg_bemap.bemap_info import BeMapInfo
 from pyg_bemap.edge_index import carrier_of
 from pyg_bemap.infra.checks import check_integer, check_memory_budget
+from pyg_bemap.infra.compat import plain_tensor
 from pyg_bemap.rules.balance import checked_balance_score
 from pyg_bemap.rules.counts import (
     DEFAULT_MEMORY_BUDGET,
@@ -117,11 +118,12 @@ class BalanceAwareSampling(BaseTransform):
                 "before transforms such as 'ToSparseTensor'"
             )
         attribute: Tensor = getattr(data, self.sens_attr, None)  # type: ignore[assignment]
-        num_nodes = check_edge_index(data.edge_index, data.num_nodes)
+        edges = plain_tensor(data.edge_index)
+        num_nodes = check_edge_index(edges, data.num_nodes)
         sens, num_groups = sensitive_groups(
             attribute, num_nodes, self.num_groups, self.sens_attr
         )
-        check_same_device(edge_index=data.edge_index, sens=sens)
+        check_same_device(edge_index=edges, sens=sens)
         if num_groups < 2:
             raise ValueError(
                 f"The sensitive attribute '{self.sens_attr}' holds one group "
@@ -131,7 +133,7 @@ class BalanceAwareSampling(BaseTransform):
                 f'that every graph gets counts of the same shape'
             )
         count = checked_hop_group_counts(
-            data.edge_index,
+            edges,
             sens,
             num_groups,
             self.num_hops,
@@ -144,7 +146,7 @@ class BalanceAwareSampling(BaseTransform):
         info = BeMapInfo.from_checked(
             sens, balance, num_groups, attribute, self.sens_attr
         )  # the attribute itself: the carrier watches it for edits
-        data.edge_index = carrier_of(data.edge_index, info)
+        data.edge_index = carrier_of(edges, info)
         return data
 
     def __repr__(self) -> str:
