@@ -56,3 +56,24 @@ def test_the_library_needs_neither_the_lab_nor_its_stack():
     result = run_python('-c', script)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == 'ok'
+
+
+def test_the_version_is_stated_once_in_the_project_file():
+    import os.path as osp
+
+    tomllib = pytest.importorskip('tomllib')  # Python 3.11 and later
+    root = osp.dirname(osp.dirname(osp.abspath(__file__)))
+    with open(osp.join(root, 'pyproject.toml'), 'rb') as handle:
+        stated = tomllib.load(handle)['project']['version']
+    assert pyg_bemap.__version__ == stated
+
+
+def test_the_changelog_has_a_section_for_this_version():
+    import os.path as osp
+    import re
+
+    root = osp.dirname(osp.dirname(osp.abspath(__file__)))
+    with open(osp.join(root, 'CHANGELOG.md')) as handle:
+        sections = re.findall(r'^## (\S+)', handle.read(), re.M)
+    assert pyg_bemap.__version__ in sections
+    assert len(sections) == len(set(sections))  # one section per version

@@ -232,3 +232,20 @@ def test_compare_keeps_its_runs_in_the_folder_out_names(capsys, tmp_path):
     assert len(lines) == 4  # two methods, two seeds
     assert main(argv) == 0  # a rerun resumes: nothing trained again
     assert (out / 'runs.jsonl').read_text().splitlines() == lines
+
+
+def test_the_lab_works_with_the_installed_library():
+    from importlib.metadata import requires, version
+
+    from packaging.requirements import Requirement
+
+    import pyg_bemap_lab
+
+    (wanted,) = [
+        Requirement(r)
+        for r in requires('pyg-bemap-lab') or []
+        if Requirement(r).name == 'pyg-bemap'
+    ]
+    assert wanted.specifier  # the lab states the versions it works with
+    assert wanted.specifier.contains(__version__)
+    assert pyg_bemap_lab.__version__ == version('pyg-bemap-lab')

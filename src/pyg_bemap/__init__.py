@@ -1,5 +1,7 @@
 r"""BeMap (Balanced Message Passing) for PyTorch Geometric."""
 
+from importlib.metadata import PackageNotFoundError, version
+
 import torch
 
 from pyg_bemap.bemap_info import BeMapInfo
@@ -27,7 +29,17 @@ from pyg_bemap.rules.draw import EdgeGrouping
 from pyg_bemap.settings import SamplerSettings
 from pyg_bemap.transforms import AttachBeMap, BalanceAwareSampling
 
-__version__ = '0.1.0'
+
+def _installed_version() -> str:
+    try:
+        return version('pyg-bemap')
+    except PackageNotFoundError:  # a source tree on the path
+        return '0+unknown'
+
+
+#: The installed distribution's version (``pyproject.toml`` states it,
+#: once); ``'0+unknown'`` for a source tree on the path, not installed.
+__version__ = _installed_version()
 
 # Graphs carrying BeMap information load with torch.load(weights_only=True).
 torch.serialization.add_safe_globals(

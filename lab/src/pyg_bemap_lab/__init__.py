@@ -9,7 +9,12 @@ The names below are imported on first use, so that the command line
 starts without torch."""
 
 import importlib
+from importlib.metadata import version
 from typing import Any
+
+#: The installed laboratory's version (its ``pyproject.toml`` states it,
+#: with the library versions it works with).
+__version__ = version('pyg-bemap-lab')
 
 #: Each exported name and the module that holds it.
 _HOMES = {

@@ -105,14 +105,14 @@ def combinations(
         diffs = paired_differences(
             first, store, configs, dataset, HEADLINE, rule
         )
-        bad = tuple(
+        gcn, bemap = (
             sum(
                 bool(degenerate(run, rule))
                 for run in chosen_runs(first, store, configs, dataset, m)
             )
             for m in HEADLINE
         )
-        found.append(Combination(rate, rule, seeds, diffs, bad))
+        found.append(Combination(rate, rule, seeds, diffs, (gcn, bemap)))
     return found
 
 
@@ -218,8 +218,8 @@ def robustness_report(
         '',
     ]
     if missing:
-        counts = ', '.join(f'{d} {n}' for d, n in missing.items())
-        lines += [f'**Incomplete**: runs still missing ({counts}).', '']
+        still = ', '.join(f'{d} {n}' for d, n in missing.items())
+        lines += [f'**Incomplete**: runs still missing ({still}).', '']
     for dataset in datasets:
         lines += _dataset_section(protocol, store, chosen, dataset)
     return '\n'.join(lines)
@@ -291,7 +291,7 @@ def plot_robustness(
                 _draw(ax, c, labels, metric, counts)
             ax.axvline(0, color='grey', lw=1)
             ax.set_yticks(range(len(labels)), labels, fontsize=8)
-            ax.invert_yaxis()
+            ax.set_ylim(len(labels) - 0.5, -0.5)
             ax.grid(axis='x', alpha=0.3)
             ax.set_title(f'{dataset}: {title}', fontsize=10)
         axes[row, 1].set_yticklabels([])
@@ -299,7 +299,8 @@ def plot_robustness(
     axes[-1, 1].set_xlabel('AUC difference (points)')
     fig.suptitle(
         f'{HEADLINE[1]} minus {HEADLINE[0]}, paired seeds, 95 % intervals\n'
-        f'hollow: {counts[0]} seeds, filled: {counts[-1]}',
+        f'hollow: the first {counts[0]} seeds, filled: all stored (at most '
+        f'{counts[-1]})',
         fontsize=11,
     )
     fig.tight_layout()
@@ -316,9 +317,10 @@ def _draw(
     diff = c.diffs[metric]
     if diff.seeds < 2:
         return
-    full = c.seeds == counts[-1]
-    y = labels.index(f'in-drop {c.input_dropout}, {c.rule}')
-    y += 0.15 if full and len(counts) > 1 else -0.15 * (len(counts) > 1)
+    shift = 0.0
+    if len(counts) > 1:  # fewer seeds above, all of them below
+        shift = 0.15 if c.seeds == counts[-1] else -0.15
+    y = labels.index(f'in-drop {c.input_dropout}, {c.rule}') + shift
     ax.errorbar(
         diff.mean,
         y,
@@ -326,6 +328,6 @@ def _draw(
         fmt='o',
         ms=4,
         color='black',
-        mfc='black' if full else 'white',
+        mfc='black' if c.seeds == counts[-1] else 'white',
         capsize=2,
     )
