@@ -1,29 +1,33 @@
-# Set-up and entry points. Override the torch build with, e.g.,
-#   make test TORCH_SPEC='torch==2.14.1'
+# Set-up and entry points. Override the torch and PyG releases with, e.g.,
+#   make test TORCH_SPEC='torch==2.14.1' PLAIN_TORCH_SPEC='torch==2.8.0'
+# CI runs the suite at both ends of the supported range (.ci/run).
 PYTHON ?= python3
 VENV ?= .venv
 # The plain install most users have: no torch-sparse or torch-scatter.
 PLAIN_VENV ?= .venv-plain
 TORCH_SPEC ?= torch==2.13.0
+PYG_SPEC ?= torch_geometric>=2.7
+PLAIN_TORCH_SPEC ?= $(TORCH_SPEC)
+PLAIN_PYG_SPEC ?= $(PYG_SPEC)
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 
-.PHONY: demo test bench clean browser
+.PHONY: demo test wheels bench clean browser
 
 # The core: a virtual environment, CPU torch, the package and its examples.
 $(VENV)/.core: pyproject.toml lab/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip setuptools wheel
-	$(PIP) install --quiet "$(TORCH_SPEC)"
+	$(PIP) install --quiet "$(TORCH_SPEC)" "$(PYG_SPEC)"
 	$(PIP) install --quiet -e ".[examples]" -e lab
 	touch $@
 
 # The test set-up adds the optional accelerators, built against the torch
 # above (PyPI only has source releases: 9 minutes measured on 2 quiet
-# cores, then pip's wheel cache makes it instant), and the test tools.
+# cores, then the wheels kept per torch release make it instant), and the
+# test tools.
 $(VENV)/.test: $(VENV)/.core
-	$(PIP) install --quiet --no-build-isolation \
-		"torch-scatter>=2.1.2" "torch-sparse>=0.6.18"
+	bash scripts/install_sparse.sh $(PY)
 	$(PIP) install --quiet -e ".[test,sparse,examples,docs]" -e lab
 	touch $@
 
@@ -32,7 +36,8 @@ $(VENV)/.test: $(VENV)/.core
 $(PLAIN_VENV)/.test: pyproject.toml lab/pyproject.toml
 	$(PYTHON) -m venv $(PLAIN_VENV)
 	$(PLAIN_VENV)/bin/python -m pip install --quiet --upgrade pip setuptools wheel
-	$(PLAIN_VENV)/bin/python -m pip install --quiet "$(TORCH_SPEC)"
+	$(PLAIN_VENV)/bin/python -m pip install --quiet \
+		"$(PLAIN_TORCH_SPEC)" "$(PLAIN_PYG_SPEC)"
 	$(PLAIN_VENV)/bin/python -m pip install --quiet \
 		-e ".[test,examples,docs]" -e lab
 	touch $@
@@ -54,6 +59,9 @@ browser:
 test: $(VENV)/.test $(PLAIN_VENV)/.test browser  ## lint, types, docs, the tests in both installs, a summary
 	PYG_BEMAP_REQUIRE_SPARSE=1 $(PY) scripts/check.py \
 		--plain-python $(PLAIN_VENV)/bin/python
+
+wheels: $(VENV)/.test  ## build, check, install and run both distributions
+	$(PY) scripts/check_wheels.py --torch "$(TORCH_SPEC)"
 
 bench: $(VENV)/.core
 	$(PY) benchmarks/bench_core.py

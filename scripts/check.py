@@ -53,6 +53,18 @@ def test_counts(out: str) -> str:
     return f'{listing} in {float(seconds):.0f} s'
 
 
+def versions(python: str) -> str:
+    r"""'torch X, PyG Y' of the environment of :obj:`python`."""
+    code = (
+        'import torch, torch_geometric as g; '
+        'print(f"torch {torch.__version__}, PyG {g.__version__}")'
+    )
+    done = subprocess.run(
+        [python, '-c', code], capture_output=True, text=True, check=False
+    )
+    return done.stdout.strip() or 'versions unknown'
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument('--plain-python', help='python of the plain install')
@@ -97,7 +109,7 @@ def main() -> int:
     )
     coverage = re.search(r'^TOTAL\s.*\s(\d+(?:\.\d+)?)%', out, re.MULTILINE)
 
-    summary = ['tests ' + test_counts(out)]
+    summary = [f'tests ({versions(PY)}) ' + test_counts(out)]
     if args.plain_python:
         env = {
             k: v
@@ -110,7 +122,10 @@ def main() -> int:
             [args.plain_python, '-m', 'pytest', *pytest_args],
             env=env,
         )
-        summary.append('plain install: tests ' + test_counts(plain_out))
+        summary.append(
+            f'plain install ({versions(args.plain_python)}): tests '
+            + test_counts(plain_out)
+        )
     summary += [
         'docs '
         + ('built' if results['docs'] else 'FAILED')

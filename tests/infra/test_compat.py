@@ -19,9 +19,9 @@ def test_a_plain_tensor_of_every_kind_of_edge_list():
     ):
         plain = plain_tensor(tensor)
         assert type(plain) is torch.Tensor
-        assert plain.tolist() == tensor.tolist()
-        if memory is not None:  # no copy
-            assert plain.data_ptr() == memory.data_ptr()
+        assert plain.data_ptr() == memory.data_ptr()  # no copy
+        assert plain.shape == tensor.shape
+    assert plain_tensor(wrapped).tolist() == edges.tolist()
 
 
 def test_pyg_edge_index_input_gives_what_a_tensor_gives():

@@ -13,9 +13,10 @@ class Method:
 
     Args:
         name (str): The name tables and stored runs show.
-        layer (str): The layers of :class:`~pyg_bemap_lab.models.
-            NodeClassifier`: :obj:`'mlp'`, :obj:`'gcn'`, :obj:`'sage'`,
-            :obj:`'gat'` or :obj:`'row'` (row-normalised aggregation).
+        layer (str): The layers of the node classifier
+            (:class:`~pyg_bemap_lab.models.NodeClassifier`): :obj:`'mlp'`,
+            :obj:`'gcn'`, :obj:`'sage'`, :obj:`'gat'` or :obj:`'row'`
+            (row-normalised aggregation).
         graph (str, optional): The training graph: :obj:`None` for the full
             graph, a BeMap strategy (:obj:`'balance'`, :obj:`'uniform'`,
             :obj:`'degree'`), :obj:`'fairdrop'` (see

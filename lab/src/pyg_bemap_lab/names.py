@@ -35,8 +35,8 @@ MODEL_DESCRIPTION = (
     'feature scaling.'
 )
 
-#: How tables and plots write each knob of a run configuration: BeMap's
-#: (:class:`pyg_bemap.SamplerSettings`: :math:`\beta`, :math:`m`,
+#: How tables and plots write each knob of a run configuration, BeMap's
+#: (:class:`pyg_bemap.SamplerSettings`, with :math:`\beta`, :math:`m`,
 #: :math:`L` and the balance score's :math:`\delta`) and FairDrop's drop
 #: rate, each under its own name.
 KNOB_LABELS = {

@@ -18,7 +18,7 @@ and is kept, labelled, for comparison with the paper.
      - the fairness-aware rule, :func:`fairness_aware`
    * - :obj:`'val-loss-learned'`
      - the lowest validation loss among the epochs that learned something,
-       :func:`lowest_learned_loss`
+       :func:`~pyg_bemap_lab.selection.lowest_learned_loss`
    * - :obj:`'val-loss-late'`
      - the lowest validation loss after the first :obj:`MIN_EPOCH` epochs
    * - :obj:`'test-fair'`
@@ -33,7 +33,7 @@ from collections.abc import Mapping, Sequence
 #: (:obj:`pos`, the share of nodes predicted positive).
 CURVE_METRICS = ('loss', 'acc', 'auc', 'sp', 'eo', 'pos')
 
-#: The least share of nodes that each class must be predicted for: an
+#: The least share of nodes that each class must be predicted for. An
 #: epoch (or run) below it in one class is near-constant, a classifier
 #: that learned (almost) nothing.
 NEAR_CONSTANT = 0.05

@@ -56,7 +56,8 @@ class RunStore:
 
     A later line with the same identity (:func:`run_key`) replaces an
     earlier one: a run trained again, e.g. after a restart. Runs stored in
-    an earlier format are read as :func:`migrated` says.
+    an earlier format are read as :func:`~pyg_bemap_lab.store.migrated`
+    says.
 
     Args:
         path (str): The file (created with its folder when missing).
