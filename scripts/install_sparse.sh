@@ -15,6 +15,12 @@ if ! ls "$wheels"/torch_sparse-*.whl "$wheels"/torch_scatter-*.whl \
 	"$py" -m pip wheel --quiet --no-deps --no-build-isolation \
 		--no-cache-dir --wheel-dir "$wheels" "${specs[@]}"
 fi
+"$py" -m pip install --quiet scipy  # what torch-sparse needs besides torch
 "$py" -m pip install --quiet --no-deps --no-index --find-links "$wheels" \
 	"${specs[@]}"
-"$py" -c 'import torch_scatter, torch_sparse'  # loads against this torch
+# they must load against this torch: wheels that do not are not kept
+if ! "$py" -c 'import torch_scatter, torch_sparse'; then
+	rm -rf "$wheels"
+	echo "torch-sparse does not load with torch $torch" >&2
+	exit 1
+fi

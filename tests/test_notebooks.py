@@ -3,6 +3,8 @@ import re
 
 import pytest
 
+from tests.conftest import without_upstream_warnings
+
 nbformat = pytest.importorskip('nbformat')
 nbclient = pytest.importorskip('nbclient')
 
@@ -49,6 +51,8 @@ def test_notebook_runs_and_prints_what_is_committed(
 ):
     monkeypatch.setenv('PYG_BEMAP_DATA', str(tmp_path))
     monkeypatch.setenv('MPLBACKEND', 'Agg')
+    quiet = without_upstream_warnings(os.environ)['PYTHONWARNINGS']
+    monkeypatch.setenv('PYTHONWARNINGS', quiet)  # the kernel's too
     committed = nbformat.read(os.path.join(NOTEBOOKS, name), as_version=4)
     book = nbformat.from_dict(committed)
     nbclient.NotebookClient(
