@@ -25,7 +25,7 @@ from pyg_bemap.metrics import (
     propagate,
     sensitive_attribute_probe,
 )
-from pyg_bemap_lab import Hyper, train
+from pyg_bemap_lab import train
 
 
 def first_layer(model, data):
@@ -86,7 +86,7 @@ def main():
     )
     models = {}
     for name in ('GCN', 'BeMap(sym)'):
-        run = train(data, name, args.seed, Hyper(epochs=args.epochs))
+        run = train(data, name, args.seed, epochs=args.epochs)
         epoch = run.history.pick(run.kept)
         models[name] = run.model
         print(

@@ -7,8 +7,7 @@ from pyg_bemap import __version__
 from pyg_bemap_lab import commands
 from pyg_bemap_lab.cli import main
 from pyg_bemap_lab.commands import progress
-from pyg_bemap_lab.names import METHOD_ALIASES
-from pyg_bemap_lab.store import default_results
+from pyg_bemap_lab.names import METHOD_ALIASES, default_results
 
 
 def test_train_prints_both_reports_stacked_within_80_columns(capsys, tmp_path):

@@ -23,9 +23,11 @@ def test_protocol_pairs_the_backbone_with_its_bemap_version():
     assert protocol.methods == ('GCN', 'BeMap(row)')
     assert protocol.seeds == tuple(range(6)) and not protocol.grid
     assert protocol.max_epochs == 50 and protocol.patience == 10
-    assert protocol.config['hidden'] == 128 and protocol.config['beta'] == 0.25
+    assert (
+        protocol.config.hidden == 128 and protocol.config.sampler.beta == 0.25
+    )
     sage = comparison_protocol('pokec_z', 'BeMap(sage)', 2)
-    assert sage.methods[0] == 'SAGE' and sage.config['lr'] == UNTUNED['lr']
+    assert sage.methods[0] == 'SAGE' and sage.config.lr == UNTUNED['lr']
     with pytest.raises(ValueError, match='not a BeMap method'):
         comparison_protocol('nba', 'FairDrop', 6)
     with pytest.raises(ValueError, match='at least 1'):
@@ -37,7 +39,7 @@ def test_tuned_settings_are_the_default_protocols_choices():
     chosen = chosen_configs(PROTOCOLS['default'], store)
     for (dataset, backbone), config in TUNED.items():
         choice = chosen[dataset, backbone]
-        assert {k: choice[k] for k in config} == config, (dataset, backbone)
+        assert choice == choice.replace(**config), (dataset, backbone)
 
 
 def test_a_graph_of_ones_own_gets_a_small_tuning_grid():

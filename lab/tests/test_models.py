@@ -1,9 +1,10 @@
 import pytest
 import torch
 
-from pyg_bemap import BalanceAwareSampling, BeMapConv, SamplerSettings
+from pyg_bemap import BalanceAwareSampling, BeMapConv
 from pyg_bemap.datasets import biased_sbm
-from pyg_bemap_lab.models import Hyper, NodeClassifier
+from pyg_bemap_lab.models import NodeClassifier
+from pyg_bemap_lab.run_config import RunConfig
 
 
 def test_the_lab_imports_only_public_names_of_the_library():
@@ -36,55 +37,35 @@ PUBLIC_PACKAGES = ('nn', 'transforms', 'datasets', 'metrics', 'rules')
 
 
 def test_classifier_outputs_one_logit_per_node():
-    model = NodeClassifier(8, 'row', 'uniform', Hyper(hidden=4))
+    model = NodeClassifier(8, 'row', 'uniform', RunConfig(hidden=4))
     data = BalanceAwareSampling()(biased_sbm(50, num_features=8))
     assert model(data.x, data.edge_index).shape == (50,)
 
 
 def test_a_linear_head_after_the_second_layer():
     data = biased_sbm(60, seed=6)
-    model = NodeClassifier(data.num_features, 'gcn', None, Hyper(head=True))
+    model = NodeClassifier(
+        data.num_features, 'gcn', None, RunConfig(head=True)
+    )
     assert model.conv2.out_channels == 128 and model.head.in_features == 128
     assert model(data.x, data.edge_index).shape == (60,)
     bemap = NodeClassifier(
-        data.num_features, 'gcn', 'balance', Hyper(head=True)
+        data.num_features, 'gcn', 'balance', RunConfig(head=True)
     )
     assert isinstance(bemap.conv2, BeMapConv)
     assert isinstance(bemap.head, torch.nn.Linear)  # not a layer to sample
-    assert NodeClassifier(data.num_features, 'gcn', None, Hyper()).head is None
-
-
-def test_hyper_parameters_of_a_protocol_configuration():
-    config = dict(
-        lr=0.01,
-        hidden=16,
-        dropout=0.0,
-        input_dropout=0.0,
-        beta=0.5,
-        scale=True,
+    assert (
+        NodeClassifier(data.num_features, 'gcn', None, RunConfig()).head
+        is None
     )
-    hyper = Hyper.from_config(config, epochs=30, patience=7)
-    assert (hyper.lr, hyper.hidden, hyper.dropout) == (0.01, 16, 0.0)
-    assert hyper.input_dropout == 0.0
-    assert (hyper.epochs, hyper.patience, hyper.beta) == (30, 7, 0.5)
-    assert hyper.min_keep == Hyper.min_keep  # a default fills the rest
-    assert hyper.sampler_settings('degree') == SamplerSettings(
-        beta=0.5, min_keep=4, strategy='degree'
-    )
-
-
-def test_a_configuration_names_its_input_dropout():
-    config = dict(lr=0.01, hidden=16, dropout=0.5)
-    with pytest.raises(ValueError, match='needs input_dropout'):
-        Hyper.from_config(config, epochs=30, patience=7)
 
 
 @pytest.mark.parametrize('input_dropout', [0.0, 0.5])
 def test_input_dropout_and_hidden_dropout_are_separate(input_dropout):
     data = biased_sbm(40, seed=2)
-    hyper = Hyper(hidden=8, dropout=0.25, input_dropout=input_dropout)
+    config = RunConfig(hidden=8, dropout=0.25, input_dropout=input_dropout)
     torch.manual_seed(0)
-    model = NodeClassifier(data.num_features, 'mlp', None, hyper)
+    model = NodeClassifier(data.num_features, 'mlp', None, config)
     torch.manual_seed(1)
     out = model(data.x, data.edge_index)
     # the same forward written out: F.dropout's masks, drawn as the model
@@ -104,7 +85,7 @@ def test_input_dropout_and_hidden_dropout_are_separate(input_dropout):
 
 
 def test_the_bemap_layers_take_the_sampler_settings():
-    hyper = Hyper(hidden=4, beta=0.5, min_keep=2)
-    model = NodeClassifier(8, 'gcn', 'uniform', hyper)
+    config = RunConfig(hidden=4).replace(beta=0.5, min_keep=2)
+    model = NodeClassifier(8, 'gcn', 'uniform', config)
     for conv in (model.conv1, model.conv2):
-        assert conv.settings == hyper.sampler_settings('uniform')
+        assert conv.settings == config.sampler_settings('uniform')

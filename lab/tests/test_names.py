@@ -1,9 +1,9 @@
+import inspect
 import subprocess
 import sys
 
 from pyg_bemap import SamplerSettings
 from pyg_bemap.datasets import ALIASES, SPECS, default_root
-from pyg_bemap_lab.models import Hyper
 from pyg_bemap_lab.names import (
     BEMAP_BETA,
     BEMAP_MIN_KEEP,
@@ -15,6 +15,7 @@ from pyg_bemap_lab.names import (
     default_data_root,
 )
 from pyg_bemap_lab.protocols import PROTOCOLS
+from pyg_bemap_lab.training import train
 
 
 def test_the_light_names_are_those_of_the_modules_that_own_them(
@@ -23,7 +24,11 @@ def test_the_light_names_are_those_of_the_modules_that_own_them(
     assert DATASETS == tuple(sorted(SPECS))
     assert DATASET_ALIASES == ALIASES
     assert PROTOCOL_NAMES == tuple(sorted(PROTOCOLS))
-    assert (TRAIN_EPOCHS, TRAIN_PATIENCE) == (Hyper().epochs, Hyper().patience)
+    defaults = inspect.signature(train).parameters
+    assert (TRAIN_EPOCHS, TRAIN_PATIENCE) == (
+        defaults['epochs'].default,
+        defaults['patience'].default,
+    )
     assert default_data_root() == default_root()
     assert (BEMAP_BETA, BEMAP_MIN_KEEP) == (
         SamplerSettings().beta,

@@ -2,12 +2,12 @@ import torch
 
 from pyg_bemap import BalanceAwareSampling, balanced_edge_sample
 from pyg_bemap.datasets import biased_sbm
-from pyg_bemap_lab.models import Hyper
 from pyg_bemap_lab.renumbering import (
     first_appearance_ids,
     reference_edge_order,
     renumber_like_reference,
 )
+from pyg_bemap_lab.run_config import RunConfig
 from pyg_bemap_lab.training import Trainer
 
 # Four nodes in groups [0, 1, 0, 1]; sampled edges (source -> target):
@@ -44,7 +44,7 @@ def test_worked_example():
 
 def test_the_renumbered_method_trains_on_the_renumbered_sample():
     data = BalanceAwareSampling()(biased_sbm(120, seed=5))
-    trainer = Trainer(data, 'BeMap(sym)-renumbered', 0, Hyper())
+    trainer = Trainer(data, 'BeMap(sym)-renumbered', 0, RunConfig())
     torch.manual_seed(11)
     sample = trainer._renumbered_sample()
     torch.manual_seed(11)

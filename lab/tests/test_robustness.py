@@ -17,6 +17,7 @@ from pyg_bemap_lab.robustness import (
     robustness_report,
     rule_records,
 )
+from pyg_bemap_lab.run_config import RunConfig
 from pyg_bemap_lab.selection import STORED_RULES
 from pyg_bemap_lab.store import RunStore
 
@@ -29,7 +30,7 @@ TINY = Protocol(
     seeds=(0,),
     max_epochs=3,
     patience=2,
-    config=dict(hidden=8, dropout=0.0, input_dropout=0.0, scale=True),
+    config=RunConfig(hidden=8, dropout=0.0),
     grid=dict(lr=(1e-2, 1e-3), input_dropout=INPUT_DROPOUTS),
     grid_seeds=(0, 1),
 )

@@ -2,7 +2,10 @@ import json
 
 import pytest
 
+from pyg_bemap_lab.run_config import RunConfig
 from pyg_bemap_lab.store import RunStore, run_key
+
+CONFIG = {'lr': 0.01, 'hidden': 16, 'dropout': 0.5, 'input_dropout': 0.0}
 
 
 def run(seed, **extra):
@@ -10,7 +13,7 @@ def run(seed, **extra):
         protocol='quick',
         dataset='nba',
         method='GCN',
-        config={'lr': 0.01, 'hidden': 16},
+        config=dict(CONFIG),
         seed=seed,
         **extra,
     )
@@ -25,10 +28,14 @@ def test_runs_survive_a_new_store_and_keys_ignore_other_fields(tmp_path):
     assert len(again) == 2
     assert run_key(run(0)) in again and run_key(run(2)) not in again
     assert again.get(run_key(run(1)))['curve'] == {'loss': [0.8]}
-    # the config's key order does not change a run's identity
+    # the config's key order, a default spelt out or a number spelt
+    # otherwise does not change a run's identity
     other = run(0)
-    other['config'] = {'hidden': 16, 'lr': 0.01}
+    other['config'] = {**dict(reversed(CONFIG.items())), 'head': False}
+    other['config']['hidden'] = 16.0
     assert run_key(other) == run_key(run(0))
+    other['config']['head'] = True
+    assert run_key(other) != run_key(run(0))
 
 
 def test_a_line_cut_off_by_an_interruption_is_done_again(tmp_path):
@@ -50,14 +57,14 @@ def test_a_record_needs_its_identity():
                 'protocol': 'quick',
                 'dataset': 'nba',
                 'method': 'GCN',
-                'config': {},
+                'config': CONFIG,
             }
         )
 
 
 def test_a_base_file_is_read_first_and_never_written(tmp_path):
     base = RunStore(str(tmp_path / 'base.jsonl'))
-    first = dict(protocol='p', dataset='d', method='m', config={}, seed=0)
+    first = dict(protocol='p', dataset='d', method='m', config=CONFIG, seed=0)
     base.add({**first, 'acc': 0.5})
     base.add({**first, 'seed': 1, 'acc': 0.6})
     over = RunStore(str(tmp_path / 'over.jsonl'), base=base.path)
@@ -126,7 +133,12 @@ def test_runs_stored_before_input_dropout_was_named_migrate(tmp_path):
     path.write_text(json.dumps(old) + '\n')
     store = RunStore(str(path))
     (stored,) = list(store)
-    assert stored['config'] == {**old['config'], 'input_dropout': 0.5}
+    assert (
+        stored['config']
+        == RunConfig.from_dict(
+            {**old['config'], 'input_dropout': 0.5}
+        ).as_dict()
+    )
     wanted = run(0)
     wanted['config'] = {**old['config'], 'input_dropout': 0.5}
     assert run_key(wanted) in store
@@ -134,7 +146,7 @@ def test_runs_stored_before_input_dropout_was_named_migrate(tmp_path):
     assert run_key(wanted) not in store
     # FairDrop's drop rate goes under its own name
     fairdrop = run(1)
-    fairdrop['config'] = {'dropout': 0.0, 'input_dropout': 0.0, 'delta': 0.1}
+    fairdrop['config'] = {**CONFIG, 'delta': 0.1}
     with open(path, 'a') as handle:
         handle.write(json.dumps(fairdrop) + '\n')
     fairdrop['config'] = {**fairdrop['config'], 'fairdrop_delta': 0.1}
@@ -143,3 +155,31 @@ def test_runs_stored_before_input_dropout_was_named_migrate(tmp_path):
     # a run that names its input dropout is read as it is
     store.add({**wanted, 'curve': {'loss': [0.6]}})
     assert RunStore(str(path)).get(run_key(wanted))['curve'] == {'loss': [0.6]}
+
+
+def test_a_stored_run_is_found_by_its_typed_configuration():
+    # every stored run of the evaluation, written before the run
+    # configuration was typed (settings left out had their defaults), is
+    # found by the job of its RunConfig
+    import os.path as osp
+
+    path = osp.join(osp.dirname(__file__), '..', 'results', 'evaluation')
+    store = RunStore(osp.join(path, 'runs.jsonl'))
+    with open(osp.join(path, 'runs.jsonl')) as handle:
+        first = json.loads(handle.readline())
+    old = first['config']  # the older format: no head, FairDrop's 'delta'
+    assert 'head' not in old and 'input_dropout' not in old
+    config = RunConfig(
+        lr=old['lr'],
+        hidden=old['hidden'],
+        dropout=old['dropout'],
+        input_dropout=old['dropout'],
+        scale=old['scale'],
+        fairdrop_delta=old['delta'],
+    )
+    job = {**first, 'config': config.as_dict()}
+    assert store.get(run_key(job))['curve'] == first['curve']
+    assert all(
+        RunConfig.from_dict(run['config']).as_dict() == run['config']
+        for run in store
+    )

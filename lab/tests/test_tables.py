@@ -1,12 +1,21 @@
+from pyg_bemap_lab.run_config import SAMPLER_NAMES, RunConfig
 from pyg_bemap_lab.tables import relevant_settings
 
 
 def test_only_the_settings_a_method_uses_are_shown():
-    config = dict(lr=0.01, beta=0.25, min_keep=4, fairdrop_delta=0.16)
-    assert relevant_settings('GCN', config) == dict(lr=0.01)
-    assert relevant_settings('BeMap(sym)-degree', config) == dict(
-        lr=0.01, beta=0.25, min_keep=4
-    )
-    assert relevant_settings('FairDrop', config) == dict(
-        lr=0.01, fairdrop_delta=0.16
-    )
+    config = RunConfig(lr=0.01)
+    backbone = {
+        k: v
+        for k, v in config.as_dict().items()
+        if k not in {*SAMPLER_NAMES, 'fairdrop_delta'}
+    }
+    assert relevant_settings('GCN', config) == backbone
+    assert backbone['lr'] == 0.01 and backbone['input_dropout'] == 0.0
+    assert relevant_settings('BeMap(sym)-degree', config) == {
+        **backbone,
+        **{k: config.as_dict()[k] for k in SAMPLER_NAMES},
+    }
+    assert relevant_settings('FairDrop', config) == {
+        **backbone,
+        'fairdrop_delta': 0.16,
+    }

@@ -4,7 +4,7 @@ import torch
 from pyg_bemap import BalanceAwareSampling, BeMapConv
 from pyg_bemap.datasets import biased_sbm
 from pyg_bemap.metrics import fairness_report
-from pyg_bemap_lab import METHODS, Hyper, Trainer, train
+from pyg_bemap_lab import METHODS, RunConfig, Trainer, train
 from pyg_bemap_lab.selection import STORED_RULES
 from pyg_bemap_lab.training import train_run
 
@@ -17,7 +17,7 @@ def data():
 @pytest.mark.parametrize('method', list(METHODS))
 def test_every_method_builds_and_trains(method):
     data = BalanceAwareSampling()(biased_sbm(200, seed=1))
-    run = train(data, method, seed=0, hyper=Hyper(epochs=3))
+    run = train(data, method, seed=0, epochs=3)
     assert len(run.history) == 3
     assert all(len(values) == 3 for values in run.history.val.values())
     sampler = METHODS[method].graph
@@ -34,7 +34,7 @@ def _logits(model, data):
 
 
 def test_stops_on_the_validation_loss_and_keeps_its_best_epoch(data):
-    run = train(data, 'GCN', 0, Hyper(epochs=60, patience=5, lr=0.05))
+    run = train(data, 'GCN', 0, RunConfig(lr=0.05), epochs=60, patience=5)
     history = run.history
     best = history.pick('val-loss')
     assert len(history) < 60 and len(history) - 1 - best == 5
@@ -46,23 +46,23 @@ def test_stops_on_the_validation_loss_and_keeps_its_best_epoch(data):
 
 
 def test_the_model_can_keep_another_running_rule(data):
-    run = train(data, 'GCN', 0, Hyper(epochs=40, lr=0.05), keep='val-acc')
+    run = train(data, 'GCN', 0, RunConfig(lr=0.05), epochs=40, keep='val-acc')
     best = run.history.pick('val-acc')
     report = fairness_report(
         _logits(run.model, data), data.y, data.s, mask=data.val_mask
     )
     assert report.accuracy == pytest.approx(run.history.val['acc'][best])
     with pytest.raises(ValueError, match='val-loss, val-acc, val-auc'):
-        train(data, 'GCN', 0, Hyper(epochs=2), keep='val-fair')
+        train(data, 'GCN', 0, epochs=2, keep='val-fair')
 
 
 def test_same_seed_same_history_whatever_the_global_state(data):
     torch.manual_seed(1)
-    a = train(data, 'BeMap(sym)', 7, Hyper(epochs=4)).history
+    a = train(data, 'BeMap(sym)', 7, epochs=4).history
     torch.manual_seed(2)
-    b = train(data, 'BeMap(sym)', 7, Hyper(epochs=4)).history
+    b = train(data, 'BeMap(sym)', 7, epochs=4).history
     assert a.test == b.test and a.val == b.val
-    c = train(data, 'BeMap(sym)', 8, Hyper(epochs=4)).history
+    c = train(data, 'BeMap(sym)', 8, epochs=4).history
     assert c.val != a.val
 
 
@@ -70,17 +70,17 @@ def test_training_leaves_the_callers_random_state_alone(data):
     torch.manual_seed(0)
     before = torch.get_rng_state()
     for method in ('BeMap(sym)', 'FairDrop'):
-        train(data, method, 3, Hyper(epochs=2))
+        train(data, method, 3, epochs=2)
     assert torch.equal(torch.get_rng_state(), before)
 
 
 def test_an_unknown_method_is_refused(data):
     with pytest.raises(ValueError, match="unknown method 'GIN'"):
-        Trainer(data, 'GIN', 0, Hyper())
+        Trainer(data, 'GIN', 0, RunConfig())
 
 
 def test_the_stored_record_of_a_run(data):
-    config = dict(lr=0.01, hidden=8, dropout=0.5, input_dropout=0.0)
+    config = RunConfig(lr=0.01, hidden=8, dropout=0.5)
     record = train_run(data, 'GCN', config, 0, 5, 5, budget=0.5)
     assert record['epochs'] == 5
     assert set(record['curve']) == {'loss', 'acc', 'auc', 'sp', 'eo', 'pos'}
@@ -96,7 +96,7 @@ def test_a_run_degenerate_on_validation_restarts_from_another_seed(
 ):
     import pyg_bemap_lab.training as training
 
-    config = dict(lr=0.01, hidden=8, dropout=0.5, input_dropout=0.0)
+    config = RunConfig(lr=0.01, hidden=8, dropout=0.5)
     plain = train_run(data, 'GCN', config, 0, 5, 5)
     assert 'restarts' not in plain
     assert len(plain['curve']['pos']) == 5  # the validation positive share

@@ -3,6 +3,7 @@ import math
 import pytest
 
 from pyg_bemap_lab.protocols import Protocol, record_of
+from pyg_bemap_lab.run_config import RunConfig
 from pyg_bemap_lab.store import RunStore
 from pyg_bemap_lab.tuning import (
     grid_points,
@@ -18,7 +19,7 @@ GRID = Protocol(
     seeds=(0, 1, 2),
     max_epochs=3,
     patience=3,
-    config=dict(hidden=8),
+    config=RunConfig(hidden=8),
     grid=dict(lr=(1e-2, 1e-3)),
     grid_seeds=(0, 1),
 )

@@ -1,9 +1,10 @@
 r"""The laboratory of :obj:`pyg-bemap`: the methods (:mod:`.methods`,
-:mod:`.models`), one training loop (:mod:`.training`), one vocabulary of
-selection rules (:mod:`.selection`), protocols (:mod:`.protocols`,
-:mod:`.planning`, :mod:`.execution`), stored runs (:mod:`.store`) and
-paired comparisons (:mod:`.statistics`); on a graph of one's own,
-:func:`compare` and :func:`sweep`.
+:mod:`.models`), the configuration of a run (:mod:`.run_config`), one
+training loop (:mod:`.training`), one vocabulary of selection rules
+(:mod:`.selection`), protocols (:mod:`.protocols`, :mod:`.planning`,
+:mod:`.execution`), stored runs (:mod:`.store`) and paired comparisons
+(:mod:`.statistics`); on a graph of one's own, :func:`compare` and
+:func:`sweep`.
 
 The names below are imported on first use, so that the command line
 starts without torch."""
@@ -21,8 +22,8 @@ _HOMES = {
     'BACKBONES': 'methods',
     'METHODS': 'methods',
     'PAPER_BUDGETS': 'models',
-    'Hyper': 'models',
     'NodeClassifier': 'models',
+    'RunConfig': 'run_config',
     'DEFAULT_RULE': 'selection',
     'RULES': 'selection',
     'History': 'training',

@@ -35,12 +35,12 @@ from pyg_bemap_lab.names import (
     PROTOCOL_NAMES,
     TRAIN_EPOCHS,
     TRAIN_PATIENCE,
+    default_results,
 )
 from pyg_bemap_lab.selection import (
     STORED_RULES,
     VALIDATION_RULES,
 )
-from pyg_bemap_lab.store import default_results
 
 TRAIN_DATASETS = sorted(DATASETS) + sorted(DATASET_ALIASES) + ['synthetic']
 

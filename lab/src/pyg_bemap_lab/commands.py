@@ -25,7 +25,6 @@ from pyg_bemap_lab.comparison import compare
 from pyg_bemap_lab.execution import run_protocol
 from pyg_bemap_lab.graph_inputs import named_graph, read_graph_source
 from pyg_bemap_lab.methods import BACKBONES
-from pyg_bemap_lab.models import Hyper
 from pyg_bemap_lab.paper_comparison import paper_comparison
 from pyg_bemap_lab.planning import chosen_configs, datasets_with_runs
 from pyg_bemap_lab.plots import backbone_pairs, plot_paired, plot_tradeoff
@@ -36,10 +35,11 @@ from pyg_bemap_lab.robustness import (
     robustness_protocol,
     robustness_report,
 )
+from pyg_bemap_lab.run_config import Chosen, RunConfig
 from pyg_bemap_lab.selection import RULES
 from pyg_bemap_lab.store import RunStore
 from pyg_bemap_lab.sweeping import sweep
-from pyg_bemap_lab.tables import Chosen, protocol_report
+from pyg_bemap_lab.tables import protocol_report
 from pyg_bemap_lab.threads import run_threads
 from pyg_bemap_lab.training import train
 from pyg_bemap_lab.tuning import plot_curves, tuning_report
@@ -152,17 +152,20 @@ def run_train(args: argparse.Namespace) -> None:
         f'{args.dataset}: {data.num_nodes} nodes, {data.num_edges // 2} '
         f'undirected edges, {data.num_features} features; seed {args.seed}'
     )
-    hyper = Hyper(
-        epochs=args.epochs,
-        patience=args.patience,
-        beta=args.beta,
-        min_keep=args.min_keep,
-    )
+    config = RunConfig().replace(beta=args.beta, min_keep=args.min_keep)
     for method in (BACKBONES[args.method], args.method):
-        bar = progress(hyper.epochs, method)
+        bar = progress(args.epochs, method)
         with warnings.catch_warnings(), run_threads():
             warnings.simplefilter('ignore', UserWarning)
-            run = train(data, method, args.seed, hyper, on_epoch=bar.update)
+            run = train(
+                data,
+                method,
+                args.seed,
+                config,
+                args.epochs,
+                args.patience,
+                on_epoch=bar.update,
+            )
         bar.close()
         history = run.history
         epoch = history.pick(args.selection)

@@ -21,11 +21,11 @@ from pyg_bemap_lab.comparison_report import (
 )
 from pyg_bemap_lab.execution import run_protocol
 from pyg_bemap_lab.methods import BACKBONES
-from pyg_bemap_lab.names import bemap_method
-from pyg_bemap_lab.protocols import PROTOCOLS, Job, Protocol
+from pyg_bemap_lab.names import bemap_method, default_results
+from pyg_bemap_lab.protocols import Job, Protocol
+from pyg_bemap_lab.run_config import Chosen, RunConfig
 from pyg_bemap_lab.selection import DEFAULT_RULE, STORED_RULES, check_rule
-from pyg_bemap_lab.store import RunStore, default_results
-from pyg_bemap_lab.tables import Chosen
+from pyg_bemap_lab.store import RunStore
 from pyg_bemap_lab.user_graphs import (
     DEFAULT_FRACTIONS,
     check_fractions,
@@ -116,7 +116,7 @@ def comparison_protocol(
         seeds=tuple(range(seeds)),
         max_epochs=max_epochs,
         patience=patience,
-        config={**_fixed(), **TUNED.get((dataset, backbone), UNTUNED)},
+        config=RunConfig.from_dict(TUNED.get((dataset, backbone), UNTUNED)),
     )
 
 
@@ -160,21 +160,13 @@ def graph_protocol(
         seeds=tuple(range(seeds)),
         max_epochs=max_epochs,
         patience=patience,
-        config={**_fixed(), **UNTUNED},
+        config=RunConfig.from_dict(UNTUNED),
         grid=GRAPH_GRID,
         grid_seeds=GRAPH_GRID_SEEDS,
         split='stratified',
         graphs={name: path},
         fractions=fractions,
     )
-
-
-def _fixed() -> dict[str, Any]:
-    return {
-        k: v
-        for k, v in PROTOCOLS['default'].config.items()
-        if k in ('weight_decay', 'beta', 'min_keep')
-    }
 
 
 @dataclass
@@ -292,7 +284,7 @@ def compare(
         jobs (int, optional): Runs trained at once, one process each.
         out (str, optional): The folder of the stored runs. (default: a
             temporary folder for a named dataset; :obj:`graphs` in
-            :func:`~pyg_bemap_lab.store.default_results` for a graph)
+            :func:`~pyg_bemap_lab.names.default_results` for a graph)
         root (str, optional): The datasets' folder, for a named dataset.
     """
     check_rule(selection, STORED_RULES)

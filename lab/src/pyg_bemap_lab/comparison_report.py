@@ -9,11 +9,11 @@ from typing import Any
 from pyg_bemap_lab.degenerate import KINDS, degenerate
 from pyg_bemap_lab.planning import chosen_runs
 from pyg_bemap_lab.protocols import Protocol
+from pyg_bemap_lab.run_config import Chosen
 from pyg_bemap_lab.selection import RULES, STORED_RULES, check_rule
 from pyg_bemap_lab.statistics import PairedDifference
 from pyg_bemap_lab.store import RunStore
 from pyg_bemap_lab.tables import (
-    Chosen,
     full_verdict,
     paired_differences,
     seed_values,
@@ -105,7 +105,7 @@ def comparison_summary(
     pair = (backbone, method)
     diffs = paired_differences(protocol, store, chosen, dataset, pair, rule)
     config = ', '.join(
-        f'{k}={chosen[dataset, backbone][k]}'
+        f'{k}={getattr(chosen[dataset, backbone], k)}'
         for k in ('lr', 'hidden', 'dropout', 'input_dropout', 'scale')
     )
     intro = (

@@ -13,7 +13,6 @@ from typing import Any
 import torch
 from torch_geometric.data import Data
 
-from pyg_bemap import SamplerSettings
 from pyg_bemap.datasets import (
     SPECS,
     FairGraphDataset,
@@ -25,6 +24,7 @@ from pyg_bemap.transforms import BalanceAwareSampling
 from pyg_bemap_lab.models import PAPER_BUDGETS
 from pyg_bemap_lab.planning import missing_jobs, plan_dataset
 from pyg_bemap_lab.protocols import Job, Protocol, record_of
+from pyg_bemap_lab.run_config import Chosen, RunConfig
 from pyg_bemap_lab.store import RunStore
 from pyg_bemap_lab.threads import RUN_THREADS, run_threads
 from pyg_bemap_lab.training import train_run
@@ -37,7 +37,7 @@ def run_protocol(
     store: RunStore,
     jobs: int = 1,
     on_run: Callable[[Job], None] | None = None,
-) -> dict[tuple[str, str], dict[str, Any]]:
+) -> Chosen:
     r"""Runs what :obj:`store` does not hold yet of :obj:`protocol` and
     returns the configuration chosen for every (dataset, method).
 
@@ -52,7 +52,7 @@ def run_protocol(
     def complete(wanted: list[Job], picks: bool) -> None:
         _complete(protocol, root, store, jobs, on_run, wanted, picks)
 
-    chosen: dict[tuple[str, str], dict[str, Any]] = {}
+    chosen: Chosen = {}
     with store.lock():
         for dataset in protocol.datasets:
             chosen.update(plan_dataset(protocol, store, complete, dataset))
@@ -146,31 +146,27 @@ def prepared_graph(
     protocol: Protocol,
     root: str,
     dataset: str,
-    config: dict[str, Any],
+    config: RunConfig,
     seed: int,
 ) -> Data:
     r"""The graph one run of :obj:`protocol` trains on: read (a named
     dataset from :obj:`root`, or a graph of one's own), its features
-    scaled to :math:`[-1, 1]` unless :obj:`config['scale']` is false,
+    scaled to :math:`[-1, 1]` unless :obj:`config.scale` is false,
     prepared by :class:`~pyg_bemap.BalanceAwareSampling` (with
-    :obj:`config`'s :obj:`num_hops` and :obj:`balance_delta`, BeMap's
-    :math:`L` and :math:`\delta`, if given), and split for :obj:`seed`.
+    :obj:`config.sampler`'s :math:`L` and :math:`\delta`), and split for
+    :obj:`seed`.
 
     Each run reads its graph (at most 3 % of a run's time on the four
     datasets), so that no data outlives it in the process.
     """
-    scale = bool(config.get('scale', True))
+    scale = config.scale
     if dataset in protocol.graphs:
         graph = torch.load(protocol.graphs[dataset], weights_only=False)
         if scale:
             graph.x = scale_features(graph.x)
     else:
         graph = FairGraphDataset(root, dataset, feature_norm=scale)[0]
-    settings = SamplerSettings(
-        num_hops=config.get('num_hops', SamplerSettings.num_hops),
-        delta=config.get('balance_delta', SamplerSettings.delta),
-    )
-    data = BalanceAwareSampling(settings=settings)(graph)
+    data = BalanceAwareSampling(settings=config.sampler)(graph)
     if protocol.split == 'reference':
         spec = SPECS[dataset]
         masks = reference_split(

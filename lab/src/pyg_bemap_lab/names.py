@@ -75,3 +75,12 @@ def default_data_root() -> str:
     return os.environ.get(
         'PYG_BEMAP_DATA', osp.join(osp.expanduser('~'), '.cache', 'pyg_bemap')
     )
+
+
+def default_results() -> str:
+    r"""Where :obj:`reproduce` writes unless told otherwise:
+    :obj:`$PYG_BEMAP_RESULTS`, or :obj:`~/pyg-bemap-results`."""
+    return os.environ.get(
+        'PYG_BEMAP_RESULTS',
+        osp.join(osp.expanduser('~'), 'pyg-bemap-results'),
+    )

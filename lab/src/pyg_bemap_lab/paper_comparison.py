@@ -7,8 +7,9 @@ from dataclasses import dataclass
 
 from pyg_bemap_lab.planning import chosen_configs
 from pyg_bemap_lab.protocols import PROTOCOLS
+from pyg_bemap_lab.run_config import Chosen
 from pyg_bemap_lab.store import RunStore
-from pyg_bemap_lab.tables import Chosen, seed_values
+from pyg_bemap_lab.tables import seed_values
 from pyg_bemap_lab.verdicts import METRICS
 
 #: The figures of the paper's Table 1, mean and standard deviation in %,

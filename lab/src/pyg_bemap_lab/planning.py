@@ -15,6 +15,7 @@ from pyg_bemap_lab.protocols import (
     sweep_configs,
     tuned_backbones,
 )
+from pyg_bemap_lab.run_config import Chosen, RunConfig
 from pyg_bemap_lab.selection import STORED_RULES
 from pyg_bemap_lab.store import RunStore, run_key
 
@@ -23,15 +24,13 @@ from pyg_bemap_lab.store import RunStore, run_key
 Complete = Callable[[list[Job], bool], None]
 
 
-def chosen_configs(
-    protocol: Protocol, store: RunStore
-) -> dict[tuple[str, str], dict[str, Any]]:
+def chosen_configs(protocol: Protocol, store: RunStore) -> Chosen:
     r"""The configuration chosen for every (dataset, method) from the runs
     in :obj:`store` alone, training nothing: what
     :func:`~pyg_bemap_lab.execution.run_protocol` returns once the store is
     complete. With missing tuning runs, a choice
     rests on the runs there are."""
-    chosen: dict[tuple[str, str], dict[str, Any]] = {}
+    chosen: Chosen = {}
     for dataset in protocol.datasets:
         chosen.update(plan_dataset(protocol, store, lambda *_: None, dataset))
     return chosen
@@ -102,8 +101,8 @@ def plan_dataset(
     store: RunStore,
     complete: Complete,
     dataset: str,
-) -> dict[tuple[str, str], dict[str, Any]]:
-    chosen: dict[tuple[str, str], dict[str, Any]] = {}
+) -> Chosen:
+    chosen: Chosen = {}
     backbones = tuned_backbones(protocol)
     if protocol.grid_seeds:
         complete(
@@ -121,7 +120,7 @@ def plan_dataset(
         )
     if 'FairDrop' in protocol.methods:
         candidates = [
-            {**chosen[dataset, 'GCN'], 'fairdrop_delta': delta}
+            chosen[dataset, 'GCN'].replace(fairdrop_delta=delta)
             for delta in protocol.fairdrop_deltas
         ]
         if len(protocol.fairdrop_deltas) > 1:
@@ -164,7 +163,7 @@ def stored_runs(
     store: RunStore,
     dataset: str,
     method: str,
-    config: dict[str, Any],
+    config: RunConfig,
     seeds: tuple[int, ...],
 ) -> list[dict[str, Any]]:
     r"""The stored runs of one (dataset, method, configuration), for the
@@ -182,7 +181,7 @@ def stored_runs(
 def chosen_runs(
     protocol: Protocol,
     store: RunStore,
-    chosen: dict[tuple[str, str], dict[str, Any]],
+    chosen: Chosen,
     dataset: str,
     method: str,
 ) -> list[dict[str, Any]]:
@@ -200,13 +199,13 @@ def chosen_runs(
 
 def _best_config(
     protocol: Protocol, store: RunStore, dataset: str, method: str
-) -> dict[str, Any]:
+) -> RunConfig:
     if (dataset, method) in protocol.tuned:
-        return {**protocol.config, **protocol.tuned[dataset, method]}
+        return protocol.config.replace(**protocol.tuned[dataset, method])
     if not protocol.grid_seeds:
-        return dict(protocol.config)
+        return protocol.config
 
-    def mean_loss(config: dict[str, Any]) -> float:
+    def mean_loss(config: RunConfig) -> float:
         runs = stored_runs(
             protocol, store, dataset, method, config, protocol.grid_seeds
         )
@@ -217,7 +216,7 @@ def _best_config(
 
 
 def _mean_fairness(
-    protocol: Protocol, store: RunStore, dataset: str, config: dict[str, Any]
+    protocol: Protocol, store: RunStore, dataset: str, config: RunConfig
 ) -> float:
     runs = stored_runs(
         protocol,

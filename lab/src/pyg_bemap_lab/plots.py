@@ -10,11 +10,11 @@ from pyg_bemap_lab.names import KNOB_LABELS
 from pyg_bemap_lab.planning import stored_runs
 from pyg_bemap_lab.plot_labels import canvas, spread_labels
 from pyg_bemap_lab.protocols import Protocol
+from pyg_bemap_lab.run_config import Chosen, RunConfig
 from pyg_bemap_lab.statistics import mean_interval
 from pyg_bemap_lab.store import RunStore
 from pyg_bemap_lab.tables import (
     TEST_SPLIT_RULE,
-    Chosen,
     comparisons,
     paired_differences,
     primary_rule,
@@ -28,7 +28,7 @@ def tradeoff_points(
     store: RunStore,
     dataset: str,
     method: str,
-    config: dict[str, Any],
+    config: RunConfig,
     rule: str,
 ) -> dict[str, tuple[float, float]] | None:
     r"""Mean and half-width of the 95 % confidence interval of the mean over
@@ -84,7 +84,7 @@ def plot_tradeoff(
         base = chosen[dataset, name]
         settings = protocol.sweep.get(name) or ({},)
         for setting in settings:
-            config = {**base, **setting}
+            config = base.replace(**setting)
             point = tradeoff_points(
                 protocol, store, dataset, name, config, rule
             )

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pyg_bemap_lab.methods import ALL_METHODS, BACKBONES
-from pyg_bemap_lab.names import BEMAP_BETA, BEMAP_MIN_KEEP
+from pyg_bemap_lab.run_config import Chosen, RunConfig
 from pyg_bemap_lab.user_graphs import DEFAULT_FRACTIONS
 
 
@@ -46,9 +46,11 @@ class Protocol:
         seeds (tuple): The seeds of the reported runs.
         max_epochs (int): The most epochs of a run.
         patience (int): Early-stopping patience on the validation loss.
-        config (dict): The hyper-parameters when nothing is tuned, and the
-            fixed ones (weight decay, BeMap's beta and min_keep).
-        grid (dict): Name -> the values to try.
+        config (RunConfig): The configuration when nothing is tuned, and
+            the fixed settings (weight decay, BeMap's beta and min_keep).
+        grid (dict): Setting (a flat name of
+            :meth:`~pyg_bemap_lab.run_config.RunConfig.as_dict`) -> the
+            values to try.
         grid_seeds (tuple): The seeds of the tuning runs.
         fairdrop_deltas (tuple): FairDrop's :math:`\delta` values to
             try.
@@ -67,8 +69,8 @@ class Protocol:
             instead of a named dataset.
         fractions (tuple): The training and validation shares of the
             stratified split.
-        tuned (dict): (dataset, backbone) -> hyper-parameters chosen
-            elsewhere, used instead of tuning.
+        tuned (dict): (dataset, backbone) -> settings chosen elsewhere
+            (flat names), used on top of :obj:`config` instead of tuning.
         restarts (int): How many times a run degenerate on the validation
             split is trained again from another initialisation (see
             :func:`~pyg_bemap_lab.training.train_run`); a stored run that
@@ -83,7 +85,7 @@ class Protocol:
     seeds: tuple[int, ...]
     max_epochs: int
     patience: int
-    config: dict[str, Any] = field(default_factory=dict)
+    config: RunConfig = field(default_factory=RunConfig)
     grid: dict[str, tuple] = field(default_factory=dict)
     grid_seeds: tuple[int, ...] = ()
     fairdrop_deltas: tuple[float, ...] = (0.16,)
@@ -96,21 +98,13 @@ class Protocol:
     tuned: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     restarts: int = 0
 
-    def grid_configs(self) -> list[dict[str, Any]]:
+    def grid_configs(self) -> list[RunConfig]:
         r"""Every combination of the grid, on top of :obj:`config`."""
         names = sorted(self.grid)
         return [
-            {**self.config, **dict(zip(names, values))}
+            self.config.replace(**dict(zip(names, values)))
             for values in itertools.product(*(self.grid[n] for n in names))
         ]
-
-
-_FIXED = dict(
-    weight_decay=1e-5,
-    beta=BEMAP_BETA,
-    min_keep=BEMAP_MIN_KEEP,
-    fairdrop_delta=0.16,
-)
 
 
 PROTOCOLS: dict[str, Protocol] = {
@@ -122,14 +116,7 @@ PROTOCOLS: dict[str, Protocol] = {
         seeds=tuple(range(10)),
         max_epochs=1000,
         patience=100,
-        config=dict(
-            _FIXED,
-            lr=1e-3,
-            hidden=128,
-            dropout=0.5,
-            input_dropout=0.0,
-            scale=True,
-        ),
+        config=RunConfig(lr=1e-3, hidden=128, dropout=0.5),
         grid=dict(
             lr=(1e-3, 1e-2),
             hidden=(16, 128),
@@ -160,14 +147,7 @@ PROTOCOLS: dict[str, Protocol] = {
         seeds=(0, 1, 2),
         max_epochs=300,
         patience=50,
-        config=dict(
-            _FIXED,
-            lr=1e-2,
-            hidden=16,
-            dropout=0.5,
-            input_dropout=0.0,
-            scale=True,
-        ),
+        config=RunConfig(lr=1e-2, hidden=16, dropout=0.5),
     ),
     'reference': Protocol(
         name='reference',
@@ -178,15 +158,7 @@ PROTOCOLS: dict[str, Protocol] = {
         seeds=(0, 1, 2, 3, 4),
         max_epochs=400,
         patience=400,  # no early stopping: every run trains 400 epochs
-        config=dict(
-            _FIXED,
-            lr=1e-3,
-            hidden=128,
-            dropout=0.0,
-            input_dropout=0.0,
-            head=True,
-            scale=True,
-        ),
+        config=RunConfig(lr=1e-3, hidden=128, dropout=0.0, head=True),
         split='reference',
         test_selection=True,
     ),
@@ -199,19 +171,17 @@ def tuned_backbones(protocol: Protocol) -> list[str]:
     return [m for m in ('MLP', 'GCN', 'SAGE', 'GAT') if m in names]
 
 
-Job = tuple[str, str, dict[str, Any], int]  # dataset, method, config, seed
+Job = tuple[str, str, RunConfig, int]  # dataset, method, config, seed
 
 
 def sweep_configs(
-    protocol: Protocol,
-    chosen: dict[tuple[str, str], dict[str, Any]],
-    dataset: str,
-) -> list[tuple[str, dict[str, Any]]]:
+    protocol: Protocol, chosen: Chosen, dataset: str
+) -> list[tuple[str, RunConfig]]:
     r"""The (method, configuration) pairs of the trade-off sweep on
     :obj:`dataset`: each swept setting on top of the method's chosen
     hyper-parameters."""
     return [
-        (method, {**chosen[dataset, method], **setting})
+        (method, chosen[dataset, method].replace(**setting))
         for method, settings in protocol.sweep.items()
         if method in protocol.methods
         for setting in settings
@@ -227,7 +197,7 @@ def record_of(
         protocol=protocol.name,
         dataset=dataset,
         method=method,
-        config=config,
+        config=config.as_dict(),
         seed=seed,
     )
     return {**record, **(result or {})}

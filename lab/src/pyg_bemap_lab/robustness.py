@@ -21,9 +21,10 @@ from pyg_bemap_lab.planning import (
     missing_runs,
 )
 from pyg_bemap_lab.protocols import PROTOCOLS, Protocol
+from pyg_bemap_lab.run_config import Chosen
 from pyg_bemap_lab.statistics import PairedDifference
 from pyg_bemap_lab.store import RunStore
-from pyg_bemap_lab.tables import Chosen, paired_differences
+from pyg_bemap_lab.tables import paired_differences
 from pyg_bemap_lab.verdicts import format_difference
 
 #: The pair whose difference is the headline.
@@ -65,7 +66,7 @@ def robustness_protocol(
 def arm(chosen: Chosen, rate: float) -> Chosen:
     r"""The chosen configurations with the input dropout set to
     :obj:`rate`."""
-    return {key: {**c, 'input_dropout': rate} for key, c in chosen.items()}
+    return {key: c.replace(input_dropout=rate) for key, c in chosen.items()}
 
 
 @dataclass(frozen=True)
@@ -230,20 +231,21 @@ def _dataset_section(
 ) -> list[str]:
     config = chosen[dataset, HEADLINE[0]]
     shown = ', '.join(
-        f'{k}={config[k]}' for k in ('lr', 'hidden', 'dropout', 'scale')
+        f'{k}={getattr(config, k)}'
+        for k in ('lr', 'hidden', 'dropout', 'scale')
     )
     lines = [
         f'### {dataset}',
         '',
         f'GCN chosen on validation: {shown}, input_dropout='
-        f'{config["input_dropout"]}.',
+        f'{config.input_dropout}.',
         '',
         '| input dropout | rule | seeds | delta_sp | delta_eo | AUC | '
         'degenerate (GCN, BeMap) |',
         '|---|---|---|---|---|---|---|',
     ]
     for c in combinations(protocol, store, chosen, dataset):
-        mark = ' *' if c.input_dropout == config['input_dropout'] else ''
+        mark = ' *' if c.input_dropout == config.input_dropout else ''
         cells = [format_difference(c.diffs[m]) for m in ('sp', 'eo', 'auc')]
         lines.append(
             f'| {c.input_dropout}{mark} | {c.rule} | {c.diffs["sp"].seeds} '

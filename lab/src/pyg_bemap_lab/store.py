@@ -11,17 +11,22 @@ from typing import Any
 
 import filelock
 
+from pyg_bemap_lab.run_config import RunConfig
+
 #: What identifies a run.
 KEY_FIELDS = ('protocol', 'dataset', 'method', 'config', 'seed')
 
 
 def run_key(run: dict[str, Any]) -> str:
     r"""The identity of a run: its protocol, dataset, method,
-    hyper-parameters and seed, as one canonical string."""
+    configuration (a :class:`~pyg_bemap_lab.run_config.RunConfig`, however
+    its flat dictionary is spelled) and seed, as one canonical string."""
     missing = [field for field in KEY_FIELDS if field not in run]
     if missing:
         raise ValueError(f'A run record needs the fields {missing}')
-    return json.dumps([run[field] for field in KEY_FIELDS], sort_keys=True)
+    identity = {field: run[field] for field in KEY_FIELDS}
+    identity['config'] = RunConfig.from_dict(run['config']).as_dict()
+    return json.dumps([identity[f] for f in KEY_FIELDS], sort_keys=True)
 
 
 def migrated(run: dict[str, Any]) -> dict[str, Any]:
@@ -33,6 +38,9 @@ def migrated(run: dict[str, Any]) -> dict[str, Any]:
       :obj:`dropout`, which is what they trained with.
     * FairDrop's drop rate, once :obj:`delta`, is :obj:`fairdrop_delta`
       (BeMap's balance offset is :obj:`balance_delta`).
+    * Every configuration names every setting of
+      :class:`~pyg_bemap_lab.run_config.RunConfig`: a setting it leaves out
+      had its default (the run trained with it).
     """
     config = run.get('config') if isinstance(run, dict) else None
     if not isinstance(config, dict):
@@ -42,7 +50,7 @@ def migrated(run: dict[str, Any]) -> dict[str, Any]:
         config['input_dropout'] = config['dropout']
     if 'delta' in config:
         config['fairdrop_delta'] = config.pop('delta')
-    return {**run, 'config': config}
+    return {**run, 'config': RunConfig.from_dict(config).as_dict()}
 
 
 class RunStore:
@@ -173,12 +181,3 @@ def writable_folder(folder: str) -> str:
             f'{folder}: cannot write here; give a folder you can write'
         )
     return folder
-
-
-def default_results() -> str:
-    r"""Where :obj:`reproduce` writes unless told otherwise:
-    :obj:`$PYG_BEMAP_RESULTS`, or :obj:`~/pyg-bemap-results`."""
-    return os.environ.get(
-        'PYG_BEMAP_RESULTS',
-        osp.join(osp.expanduser('~'), 'pyg-bemap-results'),
-    )

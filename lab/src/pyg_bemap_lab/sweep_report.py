@@ -16,6 +16,7 @@ from pyg_bemap_lab.methods import BACKBONES
 from pyg_bemap_lab.names import KNOB_LABELS
 from pyg_bemap_lab.planning import stored_runs
 from pyg_bemap_lab.protocols import Protocol
+from pyg_bemap_lab.run_config import Chosen, RunConfig
 from pyg_bemap_lab.selection import DEFAULT_RULE
 from pyg_bemap_lab.statistics import (
     PairedDifference,
@@ -23,7 +24,6 @@ from pyg_bemap_lab.statistics import (
     paired_difference,
 )
 from pyg_bemap_lab.store import RunStore
-from pyg_bemap_lab.tables import Chosen
 from pyg_bemap_lab.verdicts import significant
 
 #: A BeMap setting is eligible for the validation choice if its mean
@@ -45,7 +45,7 @@ class SweepPoint:
 
     label: str
     method: str
-    config: dict[str, Any]
+    config: RunConfig
     backbone: str | None
     seeds: int
     degenerate: int
@@ -99,7 +99,7 @@ def sweep_points(
     ] + [(m, s) for m, swept in protocol.sweep.items() for s in swept]
     runs_of = {}
     for method, setting in settings:
-        config = {**chosen[dataset, method], **setting}
+        config = chosen[dataset, method].replace(**setting)
         runs_of[setting_label(method, setting)] = (
             method,
             config,
@@ -134,7 +134,7 @@ def _picked(run: dict[str, Any]) -> dict[str, float] | None:
 
 
 def _point(
-    label: str, method: str, config: dict[str, Any], runs: list[dict]
+    label: str, method: str, config: RunConfig, runs: list[dict]
 ) -> SweepPoint:
     values = [v for v in map(_picked, runs) if v is not None]
 

@@ -20,7 +20,8 @@ from pyg_bemap_lab.comparison import (
     UNTUNED,
 )
 from pyg_bemap_lab.execution import run_protocol
-from pyg_bemap_lab.protocols import PROTOCOLS, Job, Protocol
+from pyg_bemap_lab.protocols import Job, Protocol
+from pyg_bemap_lab.run_config import RunConfig
 from pyg_bemap_lab.store import RunStore
 from pyg_bemap_lab.sweep_plot import plot_pareto
 from pyg_bemap_lab.sweep_report import SweepResult, write_csv
@@ -120,11 +121,6 @@ def sweep_protocol(
             fractions=fractions,
         )
         split = f'-split{train}-{val}'
-    fixed = {
-        k: v
-        for k, v in PROTOCOLS['default'].config.items()
-        if k in ('weight_decay', 'beta', 'min_keep', 'fairdrop_delta')
-    }
     return Protocol(
         name=f'sweep{"-quick" if quick else ""}-max{max_epochs}-patience'
         f'{patience}{split}',
@@ -134,7 +130,7 @@ def sweep_protocol(
         seeds=tuple(range(seeds)),
         max_epochs=max_epochs,
         patience=patience,
-        config={**fixed, **UNTUNED},
+        config=RunConfig.from_dict(UNTUNED),
         sweep=swept,
         sweep_seeds=tuple(range(seeds)),
         **where,

@@ -14,6 +14,7 @@ from pyg_bemap_lab.planning import (
     missing_runs,
 )
 from pyg_bemap_lab.protocols import Protocol
+from pyg_bemap_lab.run_config import SAMPLER_NAMES, Chosen, RunConfig
 from pyg_bemap_lab.selection import DEFAULT_RULE, RULES, TABLE_RULES
 from pyg_bemap_lab.statistics import (
     PairedDifference,
@@ -35,9 +36,6 @@ VALIDATION_TABLE_RULES = {rule: RULES[rule] for rule in TABLE_RULES}
 #: The reference code's rule, which selects on the test split. It is shown
 #: in the per-method means only, labelled, for comparison with the paper.
 TEST_SPLIT_RULE = {'test-fair': RULES['test-fair']}
-
-
-Chosen = dict[tuple[str, str], dict[str, Any]]
 
 
 def seed_values(
@@ -241,16 +239,15 @@ def _head(title: str, column: str, *extra: str) -> list[str]:
     ]
 
 
-def relevant_settings(method: str, config: dict[str, Any]) -> dict[str, Any]:
+def relevant_settings(method: str, config: RunConfig) -> dict[str, Any]:
     r"""The settings of :obj:`config` that :obj:`method` uses: BeMap's
-    :obj:`beta` and :obj:`min_keep` for BeMap only, :obj:`fairdrop_delta`
-    for FairDrop only."""
+    settings for BeMap only, :obj:`fairdrop_delta` for FairDrop only."""
     unused = set()
     if not method.startswith('BeMap'):
-        unused |= {'beta', 'min_keep'}
+        unused |= set(SAMPLER_NAMES)
     if method != 'FairDrop':
         unused.add('fairdrop_delta')
-    return {k: v for k, v in config.items() if k not in unused}
+    return {k: v for k, v in config.as_dict().items() if k not in unused}
 
 
 def protocol_report(

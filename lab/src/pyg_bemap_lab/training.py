@@ -23,8 +23,10 @@ from pyg_bemap.rules import STRATEGIES
 from pyg_bemap_lab.baselines import fairdrop_edge
 from pyg_bemap_lab.degenerate import degenerate_on_validation
 from pyg_bemap_lab.methods import METHODS
-from pyg_bemap_lab.models import Hyper, NodeClassifier
+from pyg_bemap_lab.models import NodeClassifier
+from pyg_bemap_lab.names import TRAIN_EPOCHS, TRAIN_PATIENCE
 from pyg_bemap_lab.renumbering import renumber_like_reference
+from pyg_bemap_lab.run_config import RunConfig
 from pyg_bemap_lab.selection import (
     CURVE_METRICS,
     DEFAULT_RULE,
@@ -94,14 +96,16 @@ def train(
     data: Data,
     method: str,
     seed: int,
-    hyper: Hyper | None = None,
+    config: RunConfig | None = None,
+    epochs: int = TRAIN_EPOCHS,
+    patience: int = TRAIN_PATIENCE,
     keep: str = DEFAULT_RULE,
     on_epoch: Callable[[], None] | None = None,
 ) -> Run:
     r"""Trains one method with binary cross-entropy on the training nodes
     and records the validation curve and the test report after every
-    epoch, for at most :obj:`hyper.epochs` epochs, stopping early once the
-    validation loss has not improved for :obj:`hyper.patience` epochs.
+    epoch, for at most :obj:`epochs` epochs, stopping early once the
+    validation loss has not improved for :obj:`patience` epochs.
 
     Args:
         data (Data): The graph with its split masks (and BeMap's
@@ -109,19 +113,21 @@ def train(
             a BeMap method).
         method (str): A key of :obj:`~pyg_bemap_lab.methods.METHODS`.
         seed (int): Sets the initialisation, dropout and sampling.
-        hyper (Hyper, optional): The hyper-parameters.
+        config (RunConfig, optional): The configuration.
+        epochs (int, optional): The most epochs.
+        patience (int, optional): Epochs without a better validation loss
+            before stopping.
         keep (str, optional): The rule whose epoch's parameters the
             returned model holds: :obj:`'val-loss'`, :obj:`'val-acc'` or
             :obj:`'val-auc'`. (default: :obj:`'val-loss'`)
         on_epoch (callable, optional): Called after every epoch.
     """
     check_rule(keep, RUNNING_RULES)
-    hyper = hyper or Hyper()
     start = time.perf_counter()
-    trainer = Trainer(data, method, seed, hyper)
+    trainer = Trainer(data, method, seed, config or RunConfig())
     history = History()
     kept_state = copy.deepcopy(trainer.model.state_dict())
-    for epoch in range(hyper.epochs):
+    for epoch in range(epochs):
         trainer.step()
         history.record(trainer.evaluate(), data)
         if on_epoch is not None:
@@ -129,7 +135,7 @@ def train(
         best = history.pick('val-loss')
         if (best if keep == 'val-loss' else history.pick(keep)) == epoch:
             kept_state = copy.deepcopy(trainer.model.state_dict())
-        if best is not None and epoch - best >= hyper.patience:
+        if best is not None and epoch - best >= patience:
             break
     trainer.model.load_state_dict(kept_state)
     trainer.model.eval()
@@ -140,7 +146,7 @@ def train(
 def train_run(
     data: Data,
     method: str,
-    config: dict[str, Any],
+    config: RunConfig,
     seed: int,
     max_epochs: int,
     patience: int,
@@ -156,10 +162,7 @@ def train_run(
     Args:
         data (Data): The graph with its split masks.
         method (str): A key of :obj:`~pyg_bemap_lab.methods.METHODS`.
-        config (dict): :obj:`lr`, :obj:`hidden`, :obj:`dropout`; optionally
-            :obj:`weight_decay`, :obj:`beta`, :obj:`min_keep` (BeMap),
-            :obj:`delta` (FairDrop) and :obj:`head` (see
-            :class:`~pyg_bemap_lab.models.NodeClassifier`).
+        config (RunConfig): The configuration.
         seed (int): Sets the initialisation, dropout and sampling.
         max_epochs (int): The most epochs.
         patience (int): Epochs without a better validation loss before
@@ -181,9 +184,15 @@ def train_run(
         share of test nodes predicted positive; or :obj:`None`) and
         :obj:`seconds`; after a restart, :obj:`restarts`, how many.
     """
-    hyper = Hyper.from_config(config, max_epochs, patience)
     for attempt in range(restarts + 1):
-        run = train(data, method, seed + RESTART_STRIDE * attempt, hyper)
+        run = train(
+            data,
+            method,
+            seed + RESTART_STRIDE * attempt,
+            config,
+            max_epochs,
+            patience,
+        )
         if attempt == restarts or not degenerate_on_validation(
             run.history.val
         ):
@@ -299,7 +308,9 @@ class Trainer:
     caller's global random state is left as it was.
     """
 
-    def __init__(self, data: Data, method: str, seed: int, hyper: Hyper):
+    def __init__(
+        self, data: Data, method: str, seed: int, config: RunConfig
+    ) -> None:
         if method not in METHODS:
             raise ValueError(
                 f'unknown method {method!r}; choose from ' + ', '.join(METHODS)
@@ -308,14 +319,14 @@ class Trainer:
         self._stream = RandomStream(seed, data.x.device)
         with self._stream:
             self.model = NodeClassifier(
-                data.num_features, layer, sampler, hyper
+                data.num_features, layer, sampler, config
             )
         self.optimizer = torch.optim.Adam(
             self.model.parameters(),
-            lr=hyper.lr,
-            weight_decay=hyper.weight_decay,
+            lr=config.lr,
+            weight_decay=config.weight_decay,
         )
-        self.data, self.sampler, self.hyper = data, sampler, hyper
+        self.data, self.sampler, self.config = data, sampler, config
         self.bemap = get_bemap(data.edge_index)
         self.graph = full_graph(data, layer, sampler)
         self.target = data.y[data.train_mask].float()
@@ -353,7 +364,9 @@ class Trainer:
 
     def _fairdrop_sample(self) -> Tensor:
         kept, _ = fairdrop_edge(
-            plain_edges(self.data.edge_index), self.data.s, self.hyper.fairdrop_delta
+            plain_edges(self.data.edge_index),
+            self.data.s,
+            self.config.fairdrop_delta,
         )
         return kept
 
@@ -367,7 +380,7 @@ class Trainer:
             self.data.edge_index,
             self.bemap.sens,
             self.bemap.balance,
-            settings=self.hyper.sampler_settings(),
+            settings=self.config.sampler_settings(),
         )
         return renumber_like_reference(
             kept.as_subclass(Tensor), self.bemap.sens

@@ -6,12 +6,11 @@ tuning's fault or the data's."""
 import math
 import statistics
 from dataclasses import dataclass
-from typing import Any
 
 from pyg_bemap_lab.planning import chosen_runs, stored_runs
 from pyg_bemap_lab.protocols import Protocol, tuned_backbones
+from pyg_bemap_lab.run_config import Chosen, RunConfig
 from pyg_bemap_lab.store import RunStore
-from pyg_bemap_lab.tables import Chosen
 
 
 @dataclass(frozen=True)
@@ -20,7 +19,7 @@ class GridPoint:
     runs (in %, except the loss and the epochs).
 
     Args:
-        config (dict): The combination.
+        config (RunConfig): The combination.
         runs (int): Its tuning runs.
         loss (float): The lowest validation loss (the tuning criterion).
         val_auc (float): The validation AUC at that epoch.
@@ -30,7 +29,7 @@ class GridPoint:
         epochs (float): The epochs trained before early stopping.
     """
 
-    config: dict[str, Any]
+    config: RunConfig
     runs: int
     loss: float
     val_auc: float
@@ -54,7 +53,7 @@ def grid_points(
     return points
 
 
-def _grid_point(config: dict[str, Any], runs: list[dict]) -> GridPoint:
+def _grid_point(config: RunConfig, runs: list[dict]) -> GridPoint:
     def mean(values: list[float]) -> float:
         kept = [v for v in values if not math.isnan(v)]
         return statistics.mean(kept) if kept else math.nan
@@ -111,7 +110,9 @@ def tuning_report(protocol: Protocol, store: RunStore, chosen: Chosen) -> str:
                     if point.config == chosen.get((dataset, method))
                     else ''
                 )
-                values = ' | '.join(str(point.config[n]) for n in names)
+                values = ' | '.join(
+                    str(point.config.as_dict()[n]) for n in names
+                )
                 lines.append(
                     f'| {mark}{method} | {values} | {point.runs} | '
                     f'{point.loss:.3f} | {point.val_auc:.1f} | '
