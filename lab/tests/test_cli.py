@@ -229,6 +229,9 @@ def test_compare_keeps_its_runs_in_the_folder_out_names(capsys, tmp_path):
     assert main(argv) == 0
     lines = (out / 'runs.jsonl').read_text().splitlines()
     assert len(lines) == 4  # two methods, two seeds
+    (report,) = out.glob('comparison_*.md')  # and its report beside them
+    assert report.name == 'comparison_nba.md'
+    assert 'paired seeds' in report.read_text()
     assert main(argv) == 0  # a rerun resumes: nothing trained again
     assert (out / 'runs.jsonl').read_text().splitlines() == lines
 

@@ -32,7 +32,7 @@ _HOMES = {
     'train': 'training',
     'train_run': 'training',
     'compare': 'comparison',
-    'ComparisonResult': 'comparison',
+    'ComparisonResult': 'comparison_report',
     'sweep': 'sweeping',
 }
 

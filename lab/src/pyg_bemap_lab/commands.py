@@ -25,24 +25,19 @@ from pyg_bemap_lab.comparison import compare
 from pyg_bemap_lab.execution import run_protocol
 from pyg_bemap_lab.graph_inputs import named_graph, read_graph_source
 from pyg_bemap_lab.methods import BACKBONES
-from pyg_bemap_lab.paper_comparison import paper_comparison
 from pyg_bemap_lab.planning import chosen_configs, datasets_with_runs
-from pyg_bemap_lab.plots import backbone_pairs, plot_paired, plot_tradeoff
-from pyg_bemap_lab.protocols import PROTOCOLS, Protocol
+from pyg_bemap_lab.protocol_report import ProtocolReport
+from pyg_bemap_lab.protocols import PROTOCOLS
 from pyg_bemap_lab.robustness import (
-    HEADLINE,
-    plot_robustness,
+    RobustnessReport,
     robustness_protocol,
-    robustness_report,
 )
-from pyg_bemap_lab.run_config import Chosen, RunConfig
+from pyg_bemap_lab.run_config import RunConfig
 from pyg_bemap_lab.selection import RULES
 from pyg_bemap_lab.store import RunStore
 from pyg_bemap_lab.sweeping import sweep
-from pyg_bemap_lab.tables import protocol_report
 from pyg_bemap_lab.threads import run_threads
 from pyg_bemap_lab.training import train
-from pyg_bemap_lab.tuning import plot_curves, tuning_report
 
 
 def progress(total: int | None, desc: str) -> Any:
@@ -214,57 +209,13 @@ def run_reproduce(args: argparse.Namespace) -> None:
             protocol, args.root, store, args.jobs, lambda job: bar.update()
         )
         bar.close()
-    if args.robustness:
-        path = osp.join(args.out, 'robustness.md')
-        with open(path, 'w') as handle:
-            handle.write(robustness_report(protocol, store, chosen))
-        plot_robustness(
-            protocol, store, chosen, osp.join(args.out, 'robustness.png')
-        )
-    else:
-        path = _protocol_reports(protocol, store, chosen, args.out)
+    report_type = RobustnessReport if args.robustness else ProtocolReport
+    paths = report_type(protocol, store, chosen).write(args.out)
     print(
         f'{len(store) - before} new runs ({len(store)} stored in '
-        f'{store.path}); wrote {path}'
+        f'{store.path}); wrote {paths[0]}'
+        + (f' and {len(paths) - 1} more files' if len(paths) > 1 else '')
     )
-
-
-def _protocol_reports(
-    protocol: Protocol, store: RunStore, chosen: Chosen, out: str
-) -> str:
-    path = osp.join(out, f'{protocol.name}.md')
-    with open(path, 'w') as handle:
-        handle.write(protocol_report(protocol, store, chosen))
-    if protocol.sweep:
-        for dataset in datasets_with_runs(protocol, store):
-            plot_tradeoff(
-                protocol,
-                store,
-                chosen,
-                dataset,
-                osp.join(out, f'tradeoff_{protocol.name}_{dataset}.png'),
-            )
-    pairs = backbone_pairs(protocol)
-    if pairs:
-        paired = osp.join(out, f'paired_{protocol.name}')
-        plot_paired(protocol, store, chosen, f'{paired}.png')
-        if HEADLINE in pairs:
-            plot_paired(
-                protocol, store, chosen, f'{paired}_sym.png', pairs=[HEADLINE]
-            )
-    if protocol.grid_seeds:
-        name = protocol.name
-        with open(osp.join(out, f'tuning_{name}.md'), 'w') as handle:
-            handle.write(tuning_report(protocol, store, chosen))
-        plot_curves(
-            protocol, store, chosen, osp.join(out, f'curves_{name}.png')
-        )
-    reference = PROTOCOLS['reference']
-    if datasets_with_runs(reference, store):
-        comparison = osp.join(out, 'paper_comparison.md')
-        with open(comparison, 'w') as handle:
-            handle.write(paper_comparison(store, reference.datasets))
-    return path
 
 
 def run_datasets(args: argparse.Namespace) -> None:

@@ -7,23 +7,17 @@ import dataclasses
 import os.path as osp
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from torch_geometric.data import Data
 
 from pyg_bemap.datasets import default_root
-from pyg_bemap_lab.comparison_report import (
-    comparison_markdown,
-    comparison_runs,
-    comparison_summary,
-    comparison_verdict,
-)
+from pyg_bemap_lab.comparison_report import ComparisonResult
 from pyg_bemap_lab.execution import run_protocol
 from pyg_bemap_lab.methods import BACKBONES
 from pyg_bemap_lab.names import bemap_method, default_results
 from pyg_bemap_lab.protocols import Job, Protocol
-from pyg_bemap_lab.run_config import Chosen, RunConfig
+from pyg_bemap_lab.run_config import RunConfig
 from pyg_bemap_lab.selection import DEFAULT_RULE, STORED_RULES, check_rule
 from pyg_bemap_lab.store import RunStore
 from pyg_bemap_lab.user_graphs import (
@@ -169,50 +163,6 @@ def graph_protocol(
     )
 
 
-@dataclass
-class ComparisonResult:
-    r"""A finished paired comparison (see :func:`compare`).
-
-    Attributes:
-        protocol (Protocol): How it was run.
-        store (RunStore): Where its runs are.
-        chosen (dict): The configuration of each (graph, model).
-        rule (str): The selection rule of the reported epoch.
-    """
-
-    protocol: Protocol
-    store: RunStore
-    chosen: Chosen
-    rule: str = DEFAULT_RULE
-
-    @property
-    def runs(self) -> list[dict[str, Any]]:
-        r"""One record per seed and model (see
-        :func:`~pyg_bemap_lab.comparison_report.comparison_runs`)."""
-        return comparison_runs(
-            self.protocol, self.store, self.chosen, self.rule
-        )
-
-    @property
-    def verdict(self) -> str:
-        r"""The verdict, with the number of seeds that hold a degenerate
-        run and the verdict without them."""
-        return comparison_verdict(
-            self.protocol, self.store, self.chosen, self.rule
-        )
-
-    def to_markdown(self) -> str:
-        r"""The paired table as Markdown."""
-        return comparison_markdown(
-            self.protocol, self.store, self.chosen, self.rule
-        )
-
-    def __str__(self) -> str:
-        return comparison_summary(
-            self.protocol, self.store, self.chosen, rule=self.rule
-        )
-
-
 def run_comparison(
     protocol: Protocol,
     root: str,
@@ -225,7 +175,9 @@ def run_comparison(
     (:func:`comparison_protocol` or :func:`graph_protocol`)."""
     check_rule(rule, STORED_RULES)
     chosen = run_protocol(protocol, root, store, jobs, on_run)
-    return ComparisonResult(protocol, store, chosen, rule)
+    result = ComparisonResult(protocol, store, chosen, rule)
+    result.write(osp.dirname(store.path))
+    return result
 
 
 def compare(

@@ -4,13 +4,20 @@ without degenerate runs, the verdict, and the summary for an 80-column
 terminal or as Markdown."""
 
 import textwrap
+from dataclasses import dataclass
 from typing import Any
 
 from pyg_bemap_lab.degenerate import KINDS, degenerate
 from pyg_bemap_lab.planning import chosen_runs
 from pyg_bemap_lab.protocols import Protocol
+from pyg_bemap_lab.report import Report, Writer, text_file
 from pyg_bemap_lab.run_config import Chosen
-from pyg_bemap_lab.selection import RULES, STORED_RULES, check_rule
+from pyg_bemap_lab.selection import (
+    DEFAULT_RULE,
+    RULES,
+    STORED_RULES,
+    check_rule,
+)
 from pyg_bemap_lab.statistics import PairedDifference
 from pyg_bemap_lab.store import RunStore
 from pyg_bemap_lab.tables import (
@@ -210,3 +217,48 @@ def _degenerate_lines(found: dict[str, list[int]], width: int) -> list[str]:
 
 def _cells(cells: Any) -> str:
     return ''.join(f'{c:>15}' for c in cells)
+
+
+@dataclass
+class ComparisonResult(Report):
+    r"""A finished paired comparison (see
+    :func:`~pyg_bemap_lab.comparison.compare`): its runs, verdict and
+    summary, and the file :obj:`comparison_GRAPH.md`
+    (:meth:`to_markdown`).
+
+    Attributes:
+        rule (str): The selection rule of the reported epoch.
+    """
+
+    rule: str = DEFAULT_RULE
+
+    @property
+    def runs(self) -> list[dict[str, Any]]:
+        r"""One record per seed and model (see
+        :func:`~pyg_bemap_lab.comparison_report.comparison_runs`)."""
+        return comparison_runs(
+            self.protocol, self.store, self.chosen, self.rule
+        )
+
+    @property
+    def verdict(self) -> str:
+        r"""The verdict, with the number of seeds that hold a degenerate
+        run and the verdict without them."""
+        return comparison_verdict(
+            self.protocol, self.store, self.chosen, self.rule
+        )
+
+    def to_markdown(self) -> str:
+        r"""The paired table as Markdown."""
+        return comparison_markdown(
+            self.protocol, self.store, self.chosen, self.rule
+        )
+
+    def files(self) -> dict[str, Writer]:
+        (graph,) = self.protocol.datasets
+        return {f'comparison_{graph}.md': text_file(self.to_markdown)}
+
+    def __str__(self) -> str:
+        return comparison_summary(
+            self.protocol, self.store, self.chosen, rule=self.rule
+        )

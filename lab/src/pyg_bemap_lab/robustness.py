@@ -21,6 +21,7 @@ from pyg_bemap_lab.planning import (
     missing_runs,
 )
 from pyg_bemap_lab.protocols import PROTOCOLS, Protocol
+from pyg_bemap_lab.report import Report, Writer, text_file
 from pyg_bemap_lab.run_config import Chosen
 from pyg_bemap_lab.statistics import PairedDifference
 from pyg_bemap_lab.store import RunStore
@@ -333,3 +334,21 @@ def _draw(
         mfc='black' if c.seeds == counts[-1] else 'white',
         capsize=2,
     )
+
+
+@dataclass
+class RobustnessReport(Report):
+    r"""The robustness study's report: :obj:`robustness.md`
+    (:func:`robustness_report`) and :obj:`robustness.png`
+    (:func:`plot_robustness`)."""
+
+    def files(self) -> dict[str, Writer]:
+        protocol, store, chosen = self.protocol, self.store, self.chosen
+        return {
+            'robustness.md': text_file(
+                lambda: robustness_report(protocol, store, chosen)
+            ),
+            'robustness.png': lambda path: plot_robustness(
+                protocol, store, chosen, path
+            ),
+        }

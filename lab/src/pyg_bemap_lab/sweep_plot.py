@@ -3,11 +3,15 @@ the frontier is drawn) and on test (with the 95 % intervals of the
 frontier and its backbones), every point numbered, with the key of the
 settings below."""
 
+from __future__ import annotations
+
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pyg_bemap_lab.plot_labels import canvas, spread_labels
-from pyg_bemap_lab.sweep_report import SweepPoint
+
+if TYPE_CHECKING:  # the report imports the plot
+    from pyg_bemap_lab.sweep_report import SweepPoint
 
 #: Colours of the kinds of points.
 COLOURS = {'BeMap': 'tab:blue', 'FairDrop': 'tab:orange', 'other': 'tab:gray'}

@@ -16,6 +16,7 @@ from pyg_bemap_lab.methods import BACKBONES
 from pyg_bemap_lab.names import KNOB_LABELS
 from pyg_bemap_lab.planning import stored_runs
 from pyg_bemap_lab.protocols import Protocol
+from pyg_bemap_lab.report import Report, Writer
 from pyg_bemap_lab.run_config import Chosen, RunConfig
 from pyg_bemap_lab.selection import DEFAULT_RULE
 from pyg_bemap_lab.statistics import (
@@ -24,6 +25,7 @@ from pyg_bemap_lab.statistics import (
     paired_difference,
 )
 from pyg_bemap_lab.store import RunStore
+from pyg_bemap_lab.sweep_plot import plot_pareto
 from pyg_bemap_lab.verdicts import significant
 
 #: A BeMap setting is eligible for the validation choice if its mean
@@ -66,13 +68,12 @@ def setting_label(method: str, setting: dict[str, Any]) -> str:
 
 
 @dataclass
-class SweepResult:
+class SweepResult(Report):
     r"""A sweep's stored runs and what they show (see :func:`sweep_points`):
-    :obj:`points`, :obj:`choice` and a text summary (:obj:`str`)."""
+    :obj:`points`, :obj:`choice`, a text summary (:obj:`str`), and the
+    files :obj:`sweep.csv` (:func:`write_csv`) and :obj:`pareto.png`
+    (:func:`~pyg_bemap_lab.sweep_plot.plot_pareto`)."""
 
-    protocol: Protocol
-    store: RunStore
-    chosen: Chosen
     points: list[SweepPoint] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -86,6 +87,13 @@ class SweepResult:
 
     def __str__(self) -> str:
         return sweep_summary(self.protocol, self.points, self.choice)
+
+    def files(self) -> dict[str, Writer]:
+        (graph,) = self.protocol.datasets
+        return {
+            'sweep.csv': lambda path: write_csv(self.points, path),
+            'pareto.png': lambda path: plot_pareto(self.points, graph, path),
+        }
 
 
 def sweep_points(

@@ -23,8 +23,7 @@ from pyg_bemap_lab.execution import run_protocol
 from pyg_bemap_lab.protocols import Job, Protocol
 from pyg_bemap_lab.run_config import RunConfig
 from pyg_bemap_lab.store import RunStore
-from pyg_bemap_lab.sweep_plot import plot_pareto
-from pyg_bemap_lab.sweep_report import SweepResult, write_csv
+from pyg_bemap_lab.sweep_report import SweepResult
 from pyg_bemap_lab.user_graphs import (
     DEFAULT_FRACTIONS,
     check_fractions,
@@ -194,6 +193,5 @@ def sweep(
         protocol, root or default_root(), store, jobs, on_run
     )
     result = SweepResult(protocol, store, chosen)
-    write_csv(result.points, osp.join(out, 'sweep.csv'))
-    plot_pareto(result.points, name, osp.join(out, 'pareto.png'))
+    result.write(out)
     return result
