@@ -11,9 +11,9 @@ from pyg_bemap_lab.comparison import (
     comparison_protocol,
     graph_protocol,
 )
-from pyg_bemap_lab.planning import chosen_configs
-from pyg_bemap_lab.protocols import PROTOCOLS
-from pyg_bemap_lab.store import RunStore
+from pyg_bemap_lab.io.store import RunStore
+from pyg_bemap_lab.running.planning import chosen_configs
+from pyg_bemap_lab.running.protocols import PROTOCOLS
 
 STORED = osp.join(osp.dirname(__file__), '..', 'results', 'evaluation')
 

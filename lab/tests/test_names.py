@@ -14,8 +14,8 @@ from pyg_bemap_lab.names import (
     TRAIN_PATIENCE,
     default_data_root,
 )
-from pyg_bemap_lab.protocols import PROTOCOLS
-from pyg_bemap_lab.training import train
+from pyg_bemap_lab.running.protocols import PROTOCOLS
+from pyg_bemap_lab.running.training import train
 
 
 def test_the_light_names_are_those_of_the_modules_that_own_them(

@@ -1,10 +1,16 @@
-r"""The laboratory of :obj:`pyg-bemap`: the methods (:mod:`.methods`,
-:mod:`.models`), the configuration of a run (:mod:`.run_config`), one
-training loop (:mod:`.training`), one vocabulary of selection rules
-(:mod:`.selection`), protocols (:mod:`.protocols`, :mod:`.planning`,
-:mod:`.execution`), stored runs (:mod:`.store`) and paired comparisons
-(:mod:`.statistics`); on a graph of one's own, :func:`compare` and
-:func:`sweep`.
+r"""The laboratory of :obj:`pyg-bemap`, in three phases: its vocabulary
+(the methods, :mod:`.methods`; the configuration of a run,
+:mod:`.run_config`; the selection rules, :mod:`.selection`; names and
+defaults, :mod:`.names`), then
+
+* :mod:`.io`: the run store and graphs of one's own;
+* :mod:`.running`: the models, one training loop, protocols and their
+  execution;
+* :mod:`.reporting`: tables, plots, paired statistics and the report of
+  every command;
+
+and the commands on top (:mod:`.cli`, :mod:`.commands`; on a graph of
+one's own, :func:`compare` and :func:`sweep`).
 
 The names below are imported on first use, so that the command line
 starts without torch."""
@@ -21,18 +27,18 @@ __version__ = version('pyg-bemap-lab')
 _HOMES = {
     'BACKBONES': 'methods',
     'METHODS': 'methods',
-    'PAPER_BUDGETS': 'models',
-    'NodeClassifier': 'models',
+    'PAPER_BUDGETS': 'running.models',
+    'NodeClassifier': 'running.models',
     'RunConfig': 'run_config',
     'DEFAULT_RULE': 'selection',
     'RULES': 'selection',
-    'History': 'training',
-    'Run': 'training',
-    'Trainer': 'training',
-    'train': 'training',
-    'train_run': 'training',
+    'History': 'running.training',
+    'Run': 'running.training',
+    'Trainer': 'running.training',
+    'train': 'running.training',
+    'train_run': 'running.training',
     'compare': 'comparison',
-    'ComparisonResult': 'comparison_report',
+    'ComparisonResult': 'reporting.comparison_report',
     'sweep': 'sweeping',
 }
 

@@ -9,6 +9,7 @@ from pyg_bemap_lab.names import (
     METHOD_ALIASES,
     bemap_method,
     default_data_root,
+    leaves_a_test_split,
 )
 from pyg_bemap_lab.selection import DEFAULT_RULE, RULES
 
@@ -63,12 +64,6 @@ def out_folder(text: str) -> str:
     if os.path.exists(text) and not os.path.isdir(text):
         raise argparse.ArgumentTypeError(f'names a file, not a folder: {text}')
     return text
-
-
-def leaves_a_test_split(train: float, val: float) -> bool:
-    r"""Whether training and validation shares are positive and leave a
-    test split (the one rule of the command line and the Python API)."""
-    return 0 < train and 0 < val and train + val < 1
 
 
 def check_fraction_options(

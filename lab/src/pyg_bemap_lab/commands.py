@@ -22,22 +22,22 @@ from pyg_bemap.datasets import (
 from pyg_bemap.metrics import diagnose
 from pyg_bemap.transforms import BalanceAwareSampling
 from pyg_bemap_lab.comparison import compare
-from pyg_bemap_lab.execution import run_protocol
 from pyg_bemap_lab.graph_inputs import named_graph, read_graph_source
+from pyg_bemap_lab.io.store import RunStore
 from pyg_bemap_lab.methods import BACKBONES
-from pyg_bemap_lab.planning import chosen_configs, datasets_with_runs
-from pyg_bemap_lab.protocol_report import ProtocolReport
-from pyg_bemap_lab.protocols import PROTOCOLS
-from pyg_bemap_lab.robustness import (
+from pyg_bemap_lab.reporting.protocol_report import ProtocolReport
+from pyg_bemap_lab.reporting.robustness import (
     RobustnessReport,
     robustness_protocol,
 )
 from pyg_bemap_lab.run_config import RunConfig
+from pyg_bemap_lab.running.execution import run_protocol
+from pyg_bemap_lab.running.planning import chosen_configs, datasets_with_runs
+from pyg_bemap_lab.running.protocols import PROTOCOLS
+from pyg_bemap_lab.running.threads import run_threads
+from pyg_bemap_lab.running.training import train
 from pyg_bemap_lab.selection import RULES
-from pyg_bemap_lab.store import RunStore
 from pyg_bemap_lab.sweeping import sweep
-from pyg_bemap_lab.threads import run_threads
-from pyg_bemap_lab.training import train
 
 
 def progress(total: int | None, desc: str) -> Any:
@@ -182,7 +182,7 @@ def run_train(args: argparse.Namespace) -> None:
 def run_reproduce(args: argparse.Namespace) -> None:
     r"""Runs (or, with :obj:`--report-only`, reads) a protocol's stored runs
     and writes its report and plots (with :obj:`--robustness`, those of the
-    robustness study, :mod:`~pyg_bemap_lab.robustness`)."""
+    robustness study, :mod:`~pyg_bemap_lab.reporting.robustness`)."""
     if args.robustness:
         protocol = robustness_protocol()
     else:

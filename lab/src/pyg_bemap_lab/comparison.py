@@ -12,19 +12,19 @@ from typing import Any
 from torch_geometric.data import Data
 
 from pyg_bemap.datasets import default_root
-from pyg_bemap_lab.comparison_report import ComparisonResult
-from pyg_bemap_lab.execution import run_protocol
-from pyg_bemap_lab.methods import BACKBONES
-from pyg_bemap_lab.names import bemap_method, default_results
-from pyg_bemap_lab.protocols import Job, Protocol
-from pyg_bemap_lab.run_config import RunConfig
-from pyg_bemap_lab.selection import DEFAULT_RULE, STORED_RULES, check_rule
-from pyg_bemap_lab.store import RunStore
-from pyg_bemap_lab.user_graphs import (
+from pyg_bemap_lab.io.store import RunStore
+from pyg_bemap_lab.io.user_graphs import (
     DEFAULT_FRACTIONS,
     check_fractions,
     graph_for_runs,
 )
+from pyg_bemap_lab.methods import BACKBONES
+from pyg_bemap_lab.names import bemap_method, default_results
+from pyg_bemap_lab.reporting.comparison_report import ComparisonResult
+from pyg_bemap_lab.run_config import RunConfig
+from pyg_bemap_lab.running.execution import run_protocol
+from pyg_bemap_lab.running.protocols import Job, Protocol
+from pyg_bemap_lab.selection import DEFAULT_RULE, STORED_RULES, check_rule
 
 #: The hyper-parameters the default protocol chose on validation, per
 #: (dataset, backbone) (see ``lab/results/evaluation/default.md``;
@@ -215,7 +215,7 @@ def compare(
 
     Args:
         data (Data or str): The graph (see
-            :func:`~pyg_bemap_lab.user_graphs.user_graph`), or a dataset's
+            :func:`~pyg_bemap_lab.io.user_graphs.user_graph`), or a dataset's
             name.
         sens_attr (str, optional): The sensitive attribute's name.
         label_attr (str, optional): The binary labels' name.
@@ -230,7 +230,7 @@ def compare(
             :obj:`'val-loss'` or :obj:`'val-fair'`.
         restarts (int, optional): How many times a run degenerate on the
             validation split is trained again from another initialisation
-            (see :func:`~pyg_bemap_lab.training.train_run`).
+            (see :func:`~pyg_bemap_lab.running.training.train_run`).
         fractions (tuple, optional): The training and validation shares of
             the stratified split of a graph without split masks.
         jobs (int, optional): Runs trained at once, one process each.

@@ -83,7 +83,7 @@ def add_graph_source(
 
 def read_graph_source(args: argparse.Namespace) -> 'Data | str':
     r"""A graph of one's own (see
-    :func:`~pyg_bemap_lab.user_graphs.user_graph`) or the name of a
+    :func:`~pyg_bemap_lab.io.user_graphs.user_graph`) or the name of a
     dataset, from the arguments of :func:`add_graph_source`.
 
     Raises:
@@ -98,7 +98,7 @@ def read_graph_source(args: argparse.Namespace) -> 'Data | str':
             + ' or '.join(f'--{name}' for name in given)
             + ', not several'
         )
-    from pyg_bemap_lab.user_graphs import read_graph_file, read_tables
+    from pyg_bemap_lab.io.user_graphs import read_graph_file, read_tables
 
     if args.graph is not None:
         return read_graph_file(args.graph, args.sens_attr, args.label_attr)
@@ -120,7 +120,7 @@ def named_graph(root: str, name: str) -> 'Data':
     r"""A named dataset's graph, as :func:`read_graph_source`'s graphs of
     one's own are: features, edges, :obj:`s`, :obj:`y` and split masks."""
     from pyg_bemap.datasets import FairGraphDataset
-    from pyg_bemap_lab.user_graphs import user_graph
+    from pyg_bemap_lab.io.user_graphs import user_graph
 
     return user_graph(FairGraphDataset(root, name, log=False)[0])
 

@@ -14,16 +14,16 @@ class Method:
     Args:
         name (str): The name tables and stored runs show.
         layer (str): The layers of the node classifier
-            (:class:`~pyg_bemap_lab.models.NodeClassifier`): :obj:`'mlp'`,
-            :obj:`'gcn'`, :obj:`'sage'`, :obj:`'gat'` or :obj:`'row'`
-            (row-normalised aggregation).
+            (:class:`~pyg_bemap_lab.running.models.NodeClassifier`):
+            :obj:`'mlp'`, :obj:`'gcn'`, :obj:`'sage'`, :obj:`'gat'` or
+            :obj:`'row'` (row-normalised aggregation).
         graph (str, optional): The training graph: :obj:`None` for the full
             graph, a BeMap strategy (:obj:`'balance'`, :obj:`'uniform'`,
             :obj:`'degree'`), :obj:`'fairdrop'` (see
-            :func:`~pyg_bemap_lab.baselines.fairdrop_edge`) or
+            :func:`~pyg_bemap_lab.running.fairdrop.fairdrop_edge`) or
             :obj:`'renumbered'` (BeMap's sample renumbered as the
             reference code's training graph, a diagnostic of its defect,
-            see :mod:`~pyg_bemap_lab.renumbering`).
+            see :mod:`~pyg_bemap_lab.running.renumbering`).
         backbone (str, optional): The method it is compared with, whose
             tuned hyper-parameters it keeps; :obj:`None` for a backbone.
         alias (str, optional): Its short name on the command line.

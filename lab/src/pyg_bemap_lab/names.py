@@ -17,7 +17,7 @@ DATASETS = ('credit', 'german', 'nba', 'pokec_n', 'pokec_z', 'recidivism')
 DATASET_ALIASES = {'bail': 'recidivism'}
 
 #: The protocols of :obj:`pyg-bemap reproduce` (see
-#: :obj:`~pyg_bemap_lab.protocols.PROTOCOLS`).
+#: :obj:`~pyg_bemap_lab.running.protocols.PROTOCOLS`).
 PROTOCOL_NAMES = ('default', 'quick', 'reference')
 
 #: BeMap's default :math:`\beta` and :obj:`min_keep` (see
@@ -26,7 +26,7 @@ BEMAP_BETA = 0.25
 BEMAP_MIN_KEEP = 4
 
 #: The model behind every result, as the commands' help states it (see
-#: :class:`~pyg_bemap_lab.models.NodeClassifier`).
+#: :class:`~pyg_bemap_lab.running.models.NodeClassifier`).
 MODEL_DESCRIPTION = (
     'The model: two message-passing layers and one output logit (linear '
     'layers for the MLP), dropout on the hidden layer and, at a rate of '
@@ -54,6 +54,12 @@ TRAIN_PATIENCE = 100
 #: The shares of the labelled nodes in the training and validation splits
 #: of a graph without masks; the rest is the test split.
 DEFAULT_FRACTIONS = (0.5, 0.25)
+
+
+def leaves_a_test_split(train: float, val: float) -> bool:
+    r"""Whether training and validation shares are positive and leave a
+    test split (the one rule of the command line and the Python API)."""
+    return 0 < train and 0 < val and train + val < 1
 
 
 def bemap_method(name: str) -> str:

@@ -19,16 +19,16 @@ from pyg_bemap_lab.comparison import (
     TUNED,
     UNTUNED,
 )
-from pyg_bemap_lab.execution import run_protocol
-from pyg_bemap_lab.protocols import Job, Protocol
-from pyg_bemap_lab.run_config import RunConfig
-from pyg_bemap_lab.store import RunStore
-from pyg_bemap_lab.sweep_report import SweepResult
-from pyg_bemap_lab.user_graphs import (
+from pyg_bemap_lab.io.store import RunStore
+from pyg_bemap_lab.io.user_graphs import (
     DEFAULT_FRACTIONS,
     check_fractions,
     graph_for_runs,
 )
+from pyg_bemap_lab.reporting.sweep_report import SweepResult
+from pyg_bemap_lab.run_config import RunConfig
+from pyg_bemap_lab.running.execution import run_protocol
+from pyg_bemap_lab.running.protocols import Job, Protocol
 
 #: BeMap's settings, one knob at a time around its defaults (beta 0.25,
 #: min_keep 4, balance-score delta 1, 2 hops, balance scoring, the sym
@@ -154,7 +154,7 @@ def sweep(
     r"""Runs the sweep of :func:`sweep_protocol` on a graph of one's own or
     a named dataset, storing every run in :obj:`out` (a rerun resumes), and
     writes :obj:`out/sweep.csv` and :obj:`out/pareto.png` (see
-    :class:`~pyg_bemap_lab.sweep_report.SweepResult`).
+    :class:`~pyg_bemap_lab.reporting.sweep_report.SweepResult`).
 
     .. code-block:: python
 
@@ -163,7 +163,7 @@ def sweep(
 
     Args:
         data (Data or str): The graph (see
-            :func:`~pyg_bemap_lab.user_graphs.user_graph`), or a dataset's
+            :func:`~pyg_bemap_lab.io.user_graphs.user_graph`), or a dataset's
             name.
         out (str): The folder of the runs and the files written.
         sens_attr (str, optional): The sensitive attribute's name.
@@ -176,7 +176,7 @@ def sweep(
             :obj:`QUICK_REFERENCES`).
         restarts (int, optional): How many times a run degenerate on the
             validation split is trained again from another initialisation
-            (see :func:`~pyg_bemap_lab.training.train_run`).
+            (see :func:`~pyg_bemap_lab.running.training.train_run`).
         fractions (tuple, optional): The training and validation shares of
             the stratified split of a graph without split masks.
         jobs (int, optional): Runs trained at once, one process each.

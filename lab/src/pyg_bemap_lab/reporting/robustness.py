@@ -1,0 +1,355 @@
+r"""How much the headline, BeMap(sym) against GCN, rests on choices that
+are not BeMap: the input features' dropout and the epoch-selection rule.
+
+The study is the default protocol's headline pair (the same training,
+tuning grid, split and stored runs), trained on more paired seeds and with
+the input dropout both off and on at GCN's otherwise chosen
+hyper-parameters; every run records the test report at each candidate
+rule's epoch, so one set of runs answers every combination."""
+
+import dataclasses
+import itertools
+import math
+import statistics
+from dataclasses import dataclass
+from typing import Any
+
+from pyg_bemap_lab.io.store import RunStore
+from pyg_bemap_lab.reporting.report import Report, Writer, text_file
+from pyg_bemap_lab.reporting.statistics import PairedDifference
+from pyg_bemap_lab.reporting.tables import paired_differences
+from pyg_bemap_lab.reporting.verdicts import format_difference
+from pyg_bemap_lab.run_config import Chosen
+from pyg_bemap_lab.running.degenerate import KINDS, degenerate
+from pyg_bemap_lab.running.planning import (
+    chosen_runs,
+    datasets_with_runs,
+    missing_runs,
+)
+from pyg_bemap_lab.running.protocols import PROTOCOLS, Protocol
+
+#: The pair whose difference is the headline.
+HEADLINE = ('GCN', 'BeMap(sym)')
+
+#: The input dropout rates compared.
+INPUT_DROPOUTS = (0.0, 0.5)
+
+#: The paired seeds of the study.
+SEEDS = 30
+
+#: The smaller number of seeds shown beside all of them (the default
+#: protocol's).
+FEWER_SEEDS = 10
+
+#: The candidate selection rules (see :mod:`~pyg_bemap_lab.selection`).
+CANDIDATE_RULES = ('val-loss', 'val-loss-learned', 'val-loss-late', 'val-auc')
+
+
+def robustness_protocol(
+    seeds: int = SEEDS, base: Protocol = PROTOCOLS['default']
+) -> Protocol:
+    r"""The :obj:`base` protocol restricted to :obj:`HEADLINE` on
+    :obj:`seeds` paired seeds, with both :obj:`INPUT_DROPOUTS` at GCN's
+    chosen hyper-parameters. Its name stays the base's: its runs are the
+    base protocol's runs, and the two share them in one store."""
+    arms = tuple({'input_dropout': rate} for rate in INPUT_DROPOUTS)
+    return dataclasses.replace(
+        base,
+        description=f'{HEADLINE[1]} against {HEADLINE[0]}, {seeds} paired '
+        'seeds, input dropout off and on',
+        methods=HEADLINE,
+        seeds=tuple(range(seeds)),
+        sweep={method: arms for method in HEADLINE},
+        sweep_seeds=tuple(range(seeds)),
+    )
+
+
+def arm(chosen: Chosen, rate: float) -> Chosen:
+    r"""The chosen configurations with the input dropout set to
+    :obj:`rate`."""
+    return {key: c.replace(input_dropout=rate) for key, c in chosen.items()}
+
+
+@dataclass(frozen=True)
+class Combination:
+    r"""One combination of the study on one dataset: the input dropout
+    rate, the selection rule and the number of paired seeds, with the
+    paired differences :obj:`HEADLINE[1]` minus :obj:`HEADLINE[0]` (in
+    points, per metric of :obj:`~pyg_bemap_lab.reporting.verdicts.METRICS`)
+    and the number of degenerate runs of each model."""
+
+    input_dropout: float
+    rule: str
+    seeds: int
+    diffs: dict[str, PairedDifference]
+    degenerate: tuple[int, int]
+
+
+def seed_counts(protocol: Protocol) -> tuple[int, ...]:
+    r"""The numbers of paired seeds shown: :obj:`FEWER_SEEDS` (if fewer
+    than the study's) and all of the study's."""
+    seeds = len(protocol.seeds)
+    return (FEWER_SEEDS, seeds) if seeds > FEWER_SEEDS else (seeds,)
+
+
+def combinations(
+    protocol: Protocol, store: RunStore, chosen: Chosen, dataset: str
+) -> list[Combination]:
+    r"""Every combination of :obj:`INPUT_DROPOUTS`, :obj:`CANDIDATE_RULES`
+    and :func:`seed_counts` on :obj:`dataset`, from the stored runs of the
+    study :obj:`protocol`."""
+    found = []
+    for rate, rule, seeds in itertools.product(
+        INPUT_DROPOUTS, CANDIDATE_RULES, seed_counts(protocol)
+    ):
+        first = dataclasses.replace(protocol, seeds=protocol.seeds[:seeds])
+        configs = arm(chosen, rate)
+        diffs = paired_differences(
+            first, store, configs, dataset, HEADLINE, rule
+        )
+        gcn, bemap = (
+            sum(
+                bool(degenerate(run, rule))
+                for run in chosen_runs(first, store, configs, dataset, m)
+            )
+            for m in HEADLINE
+        )
+        found.append(Combination(rate, rule, seeds, diffs, (gcn, bemap)))
+    return found
+
+
+@dataclass(frozen=True)
+class RuleRecord:
+    r"""What a selection rule did on one dataset, over the runs of both
+    models and both input dropout rates at the most seeds.
+
+    Args:
+        rule (str): The rule.
+        runs (int): The runs read.
+        degenerate (dict): Kind
+            (:obj:`~pyg_bemap_lab.running.degenerate.KINDS`) -> the runs
+            whose picked epoch is degenerate so.
+        auc_sd (float): The standard deviation of the test AUC across
+            seeds (points), averaged over the four model and dropout arms.
+        agreement (float): The share of runs in which another candidate
+            rule picks the same epoch, averaged over the other rules.
+    """
+
+    rule: str
+    runs: int
+    degenerate: dict[str, int]
+    auc_sd: float
+    agreement: float
+
+
+def rule_records(
+    protocol: Protocol, store: RunStore, chosen: Chosen, dataset: str
+) -> list[RuleRecord]:
+    r"""One :class:`RuleRecord` per rule of :obj:`CANDIDATE_RULES` on
+    :obj:`dataset`, from the stored runs of the study :obj:`protocol`."""
+    arms = [
+        chosen_runs(protocol, store, arm(chosen, rate), dataset, method)
+        for rate in INPUT_DROPOUTS
+        for method in HEADLINE
+    ]
+    runs = [run for group in arms for run in group]
+    records = []
+    for rule in CANDIDATE_RULES:
+        kinds = [degenerate(run, rule) for run in runs]
+        sds = [
+            statistics.stdev(aucs)
+            for group in arms
+            if len(aucs := _aucs(group, rule)) > 1
+        ]
+        others = [r for r in CANDIDATE_RULES if r != rule]
+        same = [
+            statistics.mean(
+                _epoch(run, rule) == _epoch(run, o) for run in runs
+            )
+            for o in others
+        ]
+        records.append(
+            RuleRecord(
+                rule=rule,
+                runs=len(runs),
+                degenerate={k: kinds.count(k) for k in KINDS},
+                auc_sd=statistics.mean(sds) if sds else math.nan,
+                agreement=statistics.mean(same) if runs else math.nan,
+            )
+        )
+    return records
+
+
+def _aucs(runs: list[dict[str, Any]], rule: str) -> list[float]:
+    return [
+        100 * run['test'][rule]['auc']
+        for run in runs
+        if run['test'].get(rule) is not None
+        and not math.isnan(run['test'][rule]['auc'])
+    ]
+
+
+def _epoch(run: dict[str, Any], rule: str) -> int | None:
+    picked = run['test'].get(rule)
+    return None if picked is None else picked['epoch']
+
+
+def robustness_report(
+    protocol: Protocol, store: RunStore, chosen: Chosen
+) -> str:
+    r"""Markdown: per dataset, the paired differences of every combination
+    (:func:`combinations`) and what each candidate rule did
+    (:func:`rule_records`), from the stored runs of the study
+    :obj:`protocol`."""
+    counts = seed_counts(protocol)
+    datasets = datasets_with_runs(protocol, store)
+    missing = {d: n for d, n in missing_runs(protocol, store).items() if n}
+    lines = [
+        f'## Robustness of {HEADLINE[1]} - {HEADLINE[0]}',
+        '',
+        f"The {protocol.name!r} protocol's runs of the pair (its tuning "
+        'grid, split, early stopping and stored runs), with the input '
+        "features' dropout off and on at GCN's otherwise chosen "
+        'hyper-parameters (the rate chosen on validation is marked *), '
+        f'under each candidate selection rule, on the first {counts[0]} '
+        f'and all {counts[-1]} paired seeds. Differences in points, 95 % '
+        'intervals; a * after an interval marks a difference whose '
+        'interval excludes 0 and whose exact paired test gives p < 0.05. '
+        'Degenerate runs: '
+        + '; '.join(f'{k}: {v}' for k, v in KINDS.items())
+        + '.',
+        '',
+    ]
+    if missing:
+        still = ', '.join(f'{d} {n}' for d, n in missing.items())
+        lines += [f'**Incomplete**: runs still missing ({still}).', '']
+    for dataset in datasets:
+        lines += _dataset_section(protocol, store, chosen, dataset)
+    return '\n'.join(lines)
+
+
+def _dataset_section(
+    protocol: Protocol, store: RunStore, chosen: Chosen, dataset: str
+) -> list[str]:
+    config = chosen[dataset, HEADLINE[0]]
+    shown = ', '.join(
+        f'{k}={getattr(config, k)}'
+        for k in ('lr', 'hidden', 'dropout', 'scale')
+    )
+    lines = [
+        f'### {dataset}',
+        '',
+        f'GCN chosen on validation: {shown}, input_dropout='
+        f'{config.input_dropout}.',
+        '',
+        '| input dropout | rule | seeds | delta_sp | delta_eo | AUC | '
+        'degenerate (GCN, BeMap) |',
+        '|---|---|---|---|---|---|---|',
+    ]
+    for c in combinations(protocol, store, chosen, dataset):
+        mark = ' *' if c.input_dropout == config.input_dropout else ''
+        cells = [format_difference(c.diffs[m]) for m in ('sp', 'eo', 'auc')]
+        lines.append(
+            f'| {c.input_dropout}{mark} | {c.rule} | {c.diffs["sp"].seeds} '
+            f'of {c.seeds} | '
+            + ' | '.join(cells)
+            + f' | {c.degenerate[0]}, {c.degenerate[1]} |'
+        )
+    lines += [
+        '',
+        '| rule | runs | ' + ' | '.join(KINDS) + ' | AUC sd | agreement |',
+        '|---|---|' + '---|' * len(KINDS) + '---|---|',
+    ]
+    for r in rule_records(protocol, store, chosen, dataset):
+        counts = ' | '.join(str(r.degenerate[k]) for k in KINDS)
+        lines.append(
+            f'| {r.rule} | {r.runs} | {counts} | {r.auc_sd:.2f} | '
+            f'{r.agreement:.0%} |'
+        )
+    return lines + ['']
+
+
+def plot_robustness(
+    protocol: Protocol, store: RunStore, chosen: Chosen, path: str
+) -> None:
+    r"""Saves a PNG of every combination's paired difference in
+    :math:`\Delta_{SP}` (left) and AUC (right) with its 95 % interval, one
+    row of panels per dataset with runs; hollow markers: the first
+    :obj:`FEWER_SEEDS` seeds, filled: all the study's."""
+    from matplotlib.figure import Figure  # no pyplot: no global backend
+
+    counts = seed_counts(protocol)
+    datasets = datasets_with_runs(protocol, store)
+    labels = [
+        f'in-drop {rate}, {rule}'
+        for rate, rule in itertools.product(INPUT_DROPOUTS, CANDIDATE_RULES)
+    ]
+    fig = Figure(figsize=(8.5, 2.6 * max(1, len(datasets)) + 1.2))
+    axes = fig.subplots(max(1, len(datasets)), 2, squeeze=False)
+    for row, dataset in enumerate(datasets):
+        found = combinations(protocol, store, chosen, dataset)
+        for ax, metric, title in zip(
+            axes[row], ('sp', 'auc'), ('delta_sp', 'AUC')
+        ):
+            for c in found:
+                _draw(ax, c, labels, metric, counts)
+            ax.axvline(0, color='grey', lw=1)
+            ax.set_yticks(range(len(labels)), labels, fontsize=8)
+            ax.set_ylim(len(labels) - 0.5, -0.5)
+            ax.grid(axis='x', alpha=0.3)
+            ax.set_title(f'{dataset}: {title}', fontsize=10)
+        axes[row, 1].set_yticklabels([])
+    axes[-1, 0].set_xlabel('delta_sp difference (points), < 0 is fairer')
+    axes[-1, 1].set_xlabel('AUC difference (points)')
+    fig.suptitle(
+        f'{HEADLINE[1]} minus {HEADLINE[0]}, paired seeds, 95 % intervals\n'
+        f'hollow: the first {counts[0]} seeds, filled: all stored (at most '
+        f'{counts[-1]})',
+        fontsize=11,
+    )
+    fig.tight_layout()
+    fig.savefig(path, dpi=130)
+
+
+def _draw(
+    ax: Any,
+    c: Combination,
+    labels: list[str],
+    metric: str,
+    counts: tuple[int, ...],
+) -> None:
+    diff = c.diffs[metric]
+    if diff.seeds < 2:
+        return
+    shift = 0.0
+    if len(counts) > 1:  # fewer seeds above, all of them below
+        shift = 0.15 if c.seeds == counts[-1] else -0.15
+    y = labels.index(f'in-drop {c.input_dropout}, {c.rule}') + shift
+    ax.errorbar(
+        diff.mean,
+        y,
+        xerr=[[diff.mean - diff.low], [diff.high - diff.mean]],
+        fmt='o',
+        ms=4,
+        color='black',
+        mfc='black' if c.seeds == counts[-1] else 'white',
+        capsize=2,
+    )
+
+
+@dataclass
+class RobustnessReport(Report):
+    r"""The robustness study's report: :obj:`robustness.md`
+    (:func:`robustness_report`) and :obj:`robustness.png`
+    (:func:`plot_robustness`)."""
+
+    def files(self) -> dict[str, Writer]:
+        protocol, store, chosen = self.protocol, self.store, self.chosen
+        return {
+            'robustness.md': text_file(
+                lambda: robustness_report(protocol, store, chosen)
+            ),
+            'robustness.png': lambda path: plot_robustness(
+                protocol, store, chosen, path
+            ),
+        }

@@ -1,0 +1,88 @@
+r"""Reading a paired difference: whether it is marked, the one-line
+verdict of a comparison, and the figures as text."""
+
+import math
+import statistics
+
+from pyg_bemap_lab.reporting.statistics import PairedDifference
+
+#: The column title of each reported metric, by its stored name.
+METRICS = {'acc': 'acc', 'auc': 'AUC', 'sp': 'delta_sp', 'eo': 'delta_eo'}
+
+#: The level of the exact paired test behind a mark.
+SIGNIFICANCE = 0.05
+
+
+def significant(diff: PairedDifference) -> bool:
+    r"""Whether a difference is marked: its interval excludes 0 and its
+    exact test gives :math:`p <` :obj:`SIGNIFICANCE`."""
+    return diff.excludes_zero and diff.p_value < SIGNIFICANCE
+
+
+def fewest_seeds() -> int:
+    r"""The fewest paired seeds with which the exact sign-flip test can
+    reach :math:`p <` :obj:`SIGNIFICANCE` (its smallest two-sided p-value
+    is :math:`2 / 2^n`)."""
+    return math.floor(1 - math.log2(SIGNIFICANCE)) + 1
+
+
+def verdict(diffs: dict[str, PairedDifference]) -> str:
+    r"""One sentence on a paired comparison: what happened to the two gaps
+    and to accuracy and AUC, counting only marked differences; or why there
+    is no verdict (no paired runs, or too few seeds for any mark)."""
+    seeds = diffs['acc'].seeds
+    if seeds == 0:
+        return 'no verdict: no paired runs yet'
+    if seeds < fewest_seeds():
+        return (
+            f'no verdict: {seeds} paired seeds, a mark needs at least '
+            f'{fewest_seeds()}'
+        )
+    fairer = [m for m in ('sp', 'eo') if significant(diffs[m])]
+    lower = [m for m in fairer if diffs[m].mean < 0]
+    higher = [m for m in fairer if diffs[m].mean > 0]
+    if lower and higher:
+        fairness = 'mixed: ' + _listed(diffs, lower + higher)
+    elif lower:
+        fairness = 'fairer: ' + _listed(diffs, lower)
+    elif higher:
+        fairness = 'less fair: ' + _listed(diffs, higher)
+    else:
+        fairness = 'no significant change in either gap'
+    costs = [m for m in ('acc', 'auc') if significant(diffs[m])]
+    if costs:
+        utility = _listed(diffs, costs)
+    else:
+        utility = 'no significant change in accuracy or AUC'
+    return f'{fairness}; {utility}'
+
+
+def _listed(diffs: dict[str, PairedDifference], metrics: list[str]) -> str:
+    return ', '.join(
+        f'{METRICS[m]} {diffs[m].mean:+.1f} '
+        f'[{diffs[m].low:+.1f}, {diffs[m].high:+.1f}]'
+        for m in metrics
+    )
+
+
+def format_mean_std(values: list[float]) -> str:
+    r"""Mean ± sample standard deviation to 2 decimals, NaN left out;
+    :obj:`n/a` without values."""
+    values = [v for v in values if not math.isnan(v)]
+    if not values:
+        return 'n/a'
+    if len(values) == 1:
+        return f'{values[0]:.2f}'
+    return f'{statistics.mean(values):.2f} ± {statistics.stdev(values):.2f}'
+
+
+def format_difference(diff: PairedDifference) -> str:
+    r"""A paired difference as :obj:`mean [low, high]`, with :obj:`*` where
+    the interval excludes 0 and the exact test gives
+    :math:`p <` :obj:`SIGNIFICANCE`."""
+    if math.isnan(diff.mean):
+        return 'n/a'
+    if math.isnan(diff.low):
+        return f'{diff.mean:+.2f}'
+    mark = '*' if significant(diff) else ''
+    return f'{diff.mean:+.2f} [{diff.low:+.2f}, {diff.high:+.2f}]{mark}'

@@ -1,0 +1,2 @@
+r"""Running: the models, the training loop, protocols and their
+execution."""

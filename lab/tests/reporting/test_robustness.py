@@ -1,0 +1,95 @@
+import dataclasses
+import statistics
+
+import pyg_bemap_lab.reporting.robustness as robustness
+from pyg_bemap_lab.io.store import RunStore
+from pyg_bemap_lab.reporting.robustness import (
+    CANDIDATE_RULES,
+    HEADLINE,
+    INPUT_DROPOUTS,
+    arm,
+    combinations,
+    plot_robustness,
+    robustness_protocol,
+    robustness_report,
+    rule_records,
+)
+from pyg_bemap_lab.run_config import RunConfig
+from pyg_bemap_lab.running.degenerate import degenerate
+from pyg_bemap_lab.running.execution import run_protocol
+from pyg_bemap_lab.running.planning import chosen_runs, missing_runs
+from pyg_bemap_lab.running.protocols import PROTOCOLS, Protocol
+from pyg_bemap_lab.selection import STORED_RULES
+
+# NBA ships with the package: a tiny base protocol that still tunes
+TINY = Protocol(
+    name='tiny-robustness',
+    description='for tests',
+    datasets=('nba',),
+    methods=('GCN',),
+    seeds=(0,),
+    max_epochs=3,
+    patience=2,
+    config=RunConfig(hidden=8, dropout=0.0),
+    grid=dict(lr=(1e-2, 1e-3), input_dropout=INPUT_DROPOUTS),
+    grid_seeds=(0, 1),
+)
+
+
+def test_the_study_is_the_default_protocols_headline_pair():
+    study = robustness_protocol()
+    default = PROTOCOLS['default']
+    assert study.name == default.name  # the two share their runs
+    assert study.grid == default.grid and 'input_dropout' in study.grid
+    assert study.methods == HEADLINE == ('GCN', 'BeMap(sym)')
+    assert study.seeds == tuple(range(30)) == study.sweep_seeds
+    for method in HEADLINE:
+        rates = [s['input_dropout'] for s in study.sweep[method]]
+        assert rates == [0.0, 0.5]
+
+
+def test_every_combination_from_one_set_of_runs(tmp_path, monkeypatch):
+    monkeypatch.setattr(robustness, 'FEWER_SEEDS', 2)
+    study = robustness_protocol(3, base=TINY)
+    store = RunStore(str(tmp_path / 'runs.jsonl'))
+    chosen = run_protocol(study, str(tmp_path), store)
+    assert missing_runs(study, store) == {'nba': 0}
+    # both rates, both models, three seeds, every stored rule's report
+    for rate in INPUT_DROPOUTS:
+        for method in HEADLINE:
+            runs = chosen_runs(study, store, arm(chosen, rate), 'nba', method)
+            assert [r['seed'] for r in runs] == [0, 1, 2]
+            assert all(set(STORED_RULES) <= set(r['test']) for r in runs)
+    found = combinations(study, store, chosen, 'nba')
+    assert len(found) == len(INPUT_DROPOUTS) * len(CANDIDATE_RULES) * 2
+    one = next(
+        c
+        for c in found
+        if (c.input_dropout, c.rule, c.seeds) == (0.5, 'val-loss', 2)
+    )
+    a, b = (
+        chosen_runs(
+            dataclasses.replace(study, seeds=(0, 1)),
+            store,
+            arm(chosen, 0.5),
+            'nba',
+            m,
+        )
+        for m in HEADLINE
+    )
+    expected = statistics.mean(
+        100 * (y['test']['val-loss']['sp'] - x['test']['val-loss']['sp'])
+        for x, y in zip(a, b)
+    )
+    assert abs(one.diffs['sp'].mean - expected) < 1e-9
+    assert one.degenerate == tuple(
+        sum(bool(degenerate(r, 'val-loss')) for r in runs) for runs in (a, b)
+    )
+    records = rule_records(study, store, chosen, 'nba')
+    assert [r.rule for r in records] == list(CANDIDATE_RULES)
+    assert all(r.runs == 12 and 0 <= r.agreement <= 1 for r in records)
+    report = robustness_report(study, store, chosen)
+    assert '### nba' in report and 'first 2 and all 3 paired' in report
+    assert report.count('\n| val-loss-learned | 12 |') == 1  # rule table
+    plot_robustness(study, store, chosen, str(tmp_path / 'r.png'))
+    assert (tmp_path / 'r.png').stat().st_size > 0
