@@ -68,9 +68,9 @@ def test_a_stored_configuration_names_the_required_settings():
     'change, error, match',
     [
         (dict(delta=0.1), ValueError, 'unknown run setting.*delta'),
-        (dict(hidden='16'), TypeError, 'hidden must be a int'),
-        (dict(scale=1), TypeError, 'scale must be a bool'),
-        (dict(lr=True), TypeError, 'lr must be a float'),
+        (dict(hidden='16'), TypeError, 'hidden must be of type int'),
+        (dict(scale=1), TypeError, 'scale must be of type bool'),
+        (dict(lr=True), TypeError, 'lr must be of type float'),
         (dict(beta=2.0), ValueError, 'beta'),
     ],
 )

@@ -81,7 +81,7 @@ class RunConfig:
                 value, (int, float)
             ):
                 raise TypeError(
-                    f'{name} must be a {kind.__name__}, not {value!r}'
+                    f'{name} must be of type {kind.__name__}, not {value!r}'
                 )
             object.__setattr__(self, name, kind(value))  # 0 and 0.0 alike
         if not isinstance(self.sampler, SamplerSettings):
