@@ -46,3 +46,22 @@ def test_degenerate_inputs():
     assert paired_difference([], []).seeds == 0
     with pytest.raises(ValueError, match='one value per seed'):
         paired_difference([1, 2], [1])
+
+
+def test_thirty_seeds_draw_random_flips_instead_of_all_of_them():
+    # 2**30 flips would not fit in memory: beyond EXACT_UP_TO seeds the
+    # p-value comes from RANDOM_FLIPS seeded flips
+    from pyg_bemap_lab.reporting.statistics import EXACT_UP_TO, RANDOM_FLIPS
+
+    rng = np.random.default_rng(3)
+    a = rng.normal(size=30)
+    b = a + 0.5 + rng.normal(scale=0.5, size=30)
+    first = paired_difference(a, b)
+    assert first == paired_difference(a, b)  # seeded: the same p-value
+    assert first.seeds == 30 > EXACT_UP_TO
+    assert 1 / (RANDOM_FLIPS + 1) <= first.p_value < 0.01
+    null = paired_difference(a, a + rng.normal(scale=0.5, size=30))
+    assert null.p_value > 0.01
+    # up to EXACT_UP_TO seeds, every flip: the smallest p-value is exact
+    exact = paired_difference([0.0] * 16, np.linspace(1, 2, 16))
+    assert exact.p_value == pytest.approx(2 / 2**16)

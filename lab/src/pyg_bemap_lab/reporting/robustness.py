@@ -16,7 +16,11 @@ from typing import Any
 
 from pyg_bemap_lab.io.store import RunStore
 from pyg_bemap_lab.reporting.report import Report, Writer, text_file
-from pyg_bemap_lab.reporting.statistics import PairedDifference
+from pyg_bemap_lab.reporting.statistics import (
+    EXACT_UP_TO,
+    RANDOM_FLIPS,
+    PairedDifference,
+)
 from pyg_bemap_lab.reporting.tables import paired_differences
 from pyg_bemap_lab.reporting.verdicts import format_difference
 from pyg_bemap_lab.run_config import Chosen
@@ -214,7 +218,9 @@ def robustness_report(
         f'under each candidate selection rule, on the first {counts[0]} '
         f'and all {counts[-1]} paired seeds. Differences in points, 95 % '
         'intervals; a * after an interval marks a difference whose '
-        'interval excludes 0 and whose exact paired test gives p < 0.05. '
+        'interval excludes 0 and whose paired sign-flip test gives p < '
+        f'0.05 (exact up to {EXACT_UP_TO} seeds; beyond, '
+        f'{RANDOM_FLIPS:,} seeded random flips). '
         'Degenerate runs: '
         + '; '.join(f'{k}: {v}' for k, v in KINDS.items())
         + '.',

@@ -8,6 +8,15 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
+#: Up to this many paired seeds the sign-flip test enumerates every flip
+#: (:math:`2^{16}` of them); beyond, the flips would not fit in memory
+#: (:math:`2^{30}` for 30 seeds) and :obj:`RANDOM_FLIPS` seeded random
+#: flips estimate the p-value.
+EXACT_UP_TO = 16
+
+#: The random sign flips of the test beyond :obj:`EXACT_UP_TO` seeds.
+RANDOM_FLIPS = 100_000
+
 
 @dataclass(frozen=True)
 class PairedDifference:
@@ -18,8 +27,9 @@ class PairedDifference:
         mean (float): The mean difference over the seeds.
         low (float): The lower end of its confidence interval.
         high (float): The upper end.
-        p_value (float): The two-sided p-value of an exact paired
-            sign-flip permutation test of a zero mean difference.
+        p_value (float): The two-sided p-value of a paired sign-flip
+            permutation test of a zero mean difference (exact up to
+            :obj:`EXACT_UP_TO` seeds).
         seeds (int): The number of seeds where both values are defined.
     """
 
@@ -46,9 +56,12 @@ def paired_difference(
 
     The interval is the percentile bootstrap interval of the mean of the
     paired differences (:func:`scipy.stats.bootstrap`, :obj:`resamples`
-    resamples, seeded); the p-value is exact: every sign flip of the
-    differences (:func:`scipy.stats.permutation_test`). Pairs with a NaN
-    value are left out.
+    resamples, seeded); the p-value is that of the sign-flip test of the
+    differences (:func:`scipy.stats.permutation_test`): exact, every flip,
+    up to :obj:`EXACT_UP_TO` seeds; beyond, from :obj:`RANDOM_FLIPS` random
+    flips drawn from :obj:`seed` (scipy then counts the observed statistic
+    among them, so the p-value is never 0). Pairs with a NaN value are
+    left out.
 
     Args:
         a (Sequence[float]): The metric of the reference method, per seed.
@@ -57,7 +70,8 @@ def paired_difference(
             (default: :obj:`0.95`)
         resamples (int, optional): Bootstrap resamples.
             (default: :obj:`10000`)
-        seed (int, optional): The bootstrap's seed. (default: :obj:`0`)
+        seed (int, optional): The seed of the bootstrap and of the random
+            flips. (default: :obj:`0`)
     """
     if len(a) != len(b):
         raise ValueError(
@@ -88,7 +102,8 @@ def paired_difference(
         np.mean,
         permutation_type='samples',
         alternative='two-sided',
-        n_resamples=np.inf,
+        n_resamples=np.inf if diffs.size <= EXACT_UP_TO else RANDOM_FLIPS,
+        rng=np.random.default_rng(seed),
     )
     return PairedDifference(
         mean,

@@ -9,13 +9,14 @@ from pyg_bemap_lab.reporting.statistics import PairedDifference
 #: The column title of each reported metric, by its stored name.
 METRICS = {'acc': 'acc', 'auc': 'AUC', 'sp': 'delta_sp', 'eo': 'delta_eo'}
 
-#: The level of the exact paired test behind a mark.
+#: The level of the paired sign-flip test behind a mark (see
+#: :func:`~pyg_bemap_lab.reporting.statistics.paired_difference`).
 SIGNIFICANCE = 0.05
 
 
 def significant(diff: PairedDifference) -> bool:
     r"""Whether a difference is marked: its interval excludes 0 and its
-    exact test gives :math:`p <` :obj:`SIGNIFICANCE`."""
+    sign-flip test gives :math:`p <` :obj:`SIGNIFICANCE`."""
     return diff.excludes_zero and diff.p_value < SIGNIFICANCE
 
 
