@@ -11,7 +11,8 @@ from pyg_bemap_lab.names import METHOD_ALIASES, default_results
 
 
 def test_train_prints_both_reports_stacked_within_80_columns(capsys, tmp_path):
-    assert main(['train', '--epochs', '3', '--root', str(tmp_path)]) == 0
+    argv = ['train', '--epochs', '3', '--selection', 'val-loss']
+    assert main(argv + ['--root', str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert 'nba: 403 nodes' in out
     headers = [line for line in out.splitlines() if 'selected epoch' in line]
@@ -41,6 +42,7 @@ def test_train_and_compare_take_a_selection_rule(capsys, tmp_path):
 
 def test_compare_prints_paired_differences_and_a_verdict(capsys, tmp_path):
     argv = ['compare', '--seeds', '2', '--epochs', '2', '--jobs', '1']
+    argv += ['--selection', 'val-loss']  # 2 epochs may learn nothing
     assert main(argv + ['--method', 'row', '--root', str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert out.startswith('BeMap(row) against GCN on nba: 2 paired seeds')
@@ -225,6 +227,7 @@ def test_ctrl_c_ends_compare_and_its_workers_within_3_seconds(tmp_path):
 def test_compare_keeps_its_runs_in_the_folder_out_names(capsys, tmp_path):
     out = tmp_path / 'runs'
     argv = ['compare', '--seeds', '2', '--epochs', '2', '--jobs', '1']
+    argv += ['--selection', 'val-loss']  # 2 epochs may learn nothing
     argv += ['--root', str(tmp_path), '--out', str(out)]
     assert main(argv) == 0
     lines = (out / 'runs.jsonl').read_text().splitlines()

@@ -3,7 +3,7 @@ import csv
 import pytest
 
 from pyg_bemap.datasets import biased_sbm
-from pyg_bemap_lab.comparison import GRAPH_GRID
+from pyg_bemap_lab.comparison import GRAPH_GRID, TUNED
 from pyg_bemap_lab.sweeping import (
     QUICK_SETTINGS,
     SETTINGS,
@@ -29,7 +29,7 @@ def test_the_grid_varies_one_knob_at_a_time_beside_reference_points():
         {'fairdrop_delta': 0.32},
     )
     # a named dataset keeps the default protocol's tuned backbones
-    assert protocol.tuned['german', 'GCN']['hidden'] == 128
+    assert protocol.tuned['german', 'GCN'] == TUNED['german', 'GCN']
     assert not protocol.grid
     quick = sweep_protocol('graph-x', 3, quick=True, path='/g.pt')
     assert quick.methods == ('MLP', 'GCN', 'FairDrop', 'BeMap(sym)',

@@ -165,15 +165,3 @@ def add_root(parser: argparse.ArgumentParser) -> None:
         help='dataset directory (default: $PYG_BEMAP_DATA, else '
         '~/.cache/pyg_bemap)',
     )
-
-
-def add_restarts(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        '--restarts',
-        type=non_negative_int,
-        default=0,
-        help='train a run that is degenerate on the validation split (one '
-        'class for every validation node, or a validation loss that never '
-        'left its plateau) again from another initialisation, at most this '
-        'many times, before any test metric is read (default: %(default)s)',
-    )

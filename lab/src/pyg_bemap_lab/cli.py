@@ -15,7 +15,6 @@ from pyg_bemap_lab.arguments import (
     add_epochs,
     add_jobs,
     add_method,
-    add_restarts,
     add_root,
     add_selection,
     check_fraction_options,
@@ -87,7 +86,8 @@ def _add_compare(commands: Any) -> None:
         'same seeds (same split, same initial weights) with the '
         'hyper-parameters the default protocol chose for the dataset, '
         'reports each at the epoch its selection rule picks (by default '
-        'the lowest validation loss), and '
+        'the lowest validation loss among the epochs that learned '
+        'something; a run where none did is named and left out), and '
         'prints the paired differences of the test metrics with 95 % '
         'intervals and a one-line verdict. ' + MODEL_DESCRIPTION,
         epilog=EXIT_CODES,
@@ -102,7 +102,6 @@ def _add_compare(commands: Any) -> None:
     )
     add_selection(compare, STORED_RULES)
     add_epochs(compare, 1000, 100)
-    add_restarts(compare)
     add_jobs(compare)
     compare.add_argument(
         '--out',
@@ -142,7 +141,6 @@ def _add_sweep(commands: Any) -> None:
         help='a small grid: 4 BeMap settings, GCN, MLP and FairDrop',
     )
     add_epochs(sweep, 1000, 100)
-    add_restarts(sweep)
     add_jobs(sweep)
     sweep.add_argument(
         '--out',
@@ -188,7 +186,8 @@ def _add_train(commands: Any) -> None:
         description='Trains a vanilla model and its BeMap version on one '
         'dataset with one seed, and prints the test fairness report of '
         'each at the epoch its selection rule picks (by default the '
-        "lowest validation loss, as 'compare'). One seed says little: "
+        'lowest validation loss among the epochs that learned something, '
+        "as 'compare'). One seed says little: "
         "'pyg-bemap compare' runs paired seeds.",
         epilog=EXIT_CODES,
     )
@@ -267,7 +266,8 @@ def _add_reproduce(commands: Any) -> None:
         help="the robustness study of the headline: the default protocol's "
         'GCN and BeMap(sym) on 30 paired seeds, input dropout off and on, '
         'every candidate selection rule; writes OUT/robustness.md and '
-        'OUT/robustness.png',
+        "OUT/robustness.png (its runs are the default protocol's own: "
+        'give both the same OUT)',
     )
     reproduce.add_argument(
         '--max-epochs',
@@ -276,13 +276,11 @@ def _add_reproduce(commands: Any) -> None:
         help="cap a protocol's epochs (a separate protocol name in the "
         "store, for smoke tests; default: the protocol's own)",
     )
-    add_restarts(reproduce)
     reproduce.add_argument(
         '--base-runs',
         metavar='FILE',
-        help='a file of stored runs read first and never written (e.g. '
-        'to report stored results again with --restarts: OUT/runs.jsonl '
-        'then holds only the runs trained again)',
+        help='a file of stored runs read first and never written '
+        '(OUT/runs.jsonl then holds only the runs trained on top of it)',
     )
     reproduce.add_argument(
         '--report-only',

@@ -7,6 +7,7 @@ import json
 import os.path as osp
 import sys
 import tempfile
+import textwrap
 import time
 import warnings
 from typing import Any
@@ -80,7 +81,6 @@ def run_compare(args: argparse.Namespace) -> None:
         epochs=args.epochs,
         patience=args.patience,
         selection=args.selection,
-        restarts=args.restarts,
         fractions=(args.train_fraction, args.val_fraction),
         jobs=args.jobs,
         root=args.root,
@@ -109,7 +109,6 @@ def run_sweep(args: argparse.Namespace) -> None:
         epochs=args.epochs,
         patience=args.patience,
         quick=args.quick,
-        restarts=args.restarts,
         fractions=(args.train_fraction, args.val_fraction),
         jobs=args.jobs,
         root=args.root,
@@ -164,14 +163,18 @@ def run_train(args: argparse.Namespace) -> None:
         bar.close()
         history = run.history
         epoch = history.pick(args.selection)
-        print(
-            f'\n{method}: {len(history)} epochs, {run.seconds:.1f} s; ',
-            end='',
-        )
+        head = f'\n{method}: {len(history)} epochs, {run.seconds:.1f} s; '
         if epoch is None:
-            print(f'the {RULES[args.selection]} picked no epoch')
+            print(
+                textwrap.fill(
+                    head + f'no epoch to report: {args.selection!r} '
+                    f'({RULES[args.selection]}) picked none',
+                    80,
+                    replace_whitespace=False,
+                )
+            )
             continue
-        print(f'selected epoch {epoch + 1} ({RULES[args.selection]})')
+        print(head + f'selected epoch {epoch + 1} ({RULES[args.selection]})')
         print(history.test[epoch])
     print(
         '\nTest split, one seed: differences of a few points are within\n'
@@ -193,7 +196,6 @@ def run_reproduce(args: argparse.Namespace) -> None:
             name=f'{protocol.name}-max{args.max_epochs}',
             max_epochs=args.max_epochs,
         )
-    protocol = dataclasses.replace(protocol, restarts=args.restarts)
     store = RunStore(osp.join(args.out, 'runs.jsonl'), base=args.base_runs)
     before = len(store)
     if args.report_only:

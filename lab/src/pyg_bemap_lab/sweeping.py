@@ -4,7 +4,6 @@ backbones, an MLP and FairDrop), so that the validation frontier of
 accuracy against fairness shows which settings are worth a look, and the
 test split shows, without choosing anything, how they do."""
 
-import dataclasses
 import os
 import os.path as osp
 from collections.abc import Callable
@@ -145,7 +144,6 @@ def sweep(
     epochs: int = 1000,
     patience: int = 100,
     quick: bool = False,
-    restarts: int = 0,
     fractions: tuple[float, float] = DEFAULT_FRACTIONS,
     jobs: int = 1,
     root: str | None = None,
@@ -174,9 +172,6 @@ def sweep(
             before a run stops.
         quick (bool, optional): The small grid (:obj:`QUICK_SETTINGS`,
             :obj:`QUICK_REFERENCES`).
-        restarts (int, optional): How many times a run degenerate on the
-            validation split is trained again from another initialisation
-            (see :func:`~pyg_bemap_lab.running.training.train_run`).
         fractions (tuple, optional): The training and validation shares of
             the stratified split of a graph without split masks.
         jobs (int, optional): Runs trained at once, one process each.
@@ -187,7 +182,6 @@ def sweep(
     protocol = sweep_protocol(
         name, seeds, epochs, patience, quick, path, fractions
     )
-    protocol = dataclasses.replace(protocol, restarts=restarts)
     store = RunStore(osp.join(out, 'runs.jsonl'))
     chosen = run_protocol(
         protocol, root or default_root(), store, jobs, on_run

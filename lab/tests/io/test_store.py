@@ -69,7 +69,7 @@ def test_a_base_file_is_read_first_and_never_written(tmp_path):
     base.add({**first, 'seed': 1, 'acc': 0.6})
     over = RunStore(str(tmp_path / 'over.jsonl'), base=base.path)
     assert len(over) == 2
-    over.add({**first, 'acc': 0.9, 'restarts': 1})  # trained again
+    over.add({**first, 'acc': 0.9, 'epochs': 9})  # trained again
     before = (tmp_path / 'base.jsonl').read_text()
     again = RunStore(str(tmp_path / 'over.jsonl'), base=base.path)
     assert again.get(run_key(first))['acc'] == 0.9

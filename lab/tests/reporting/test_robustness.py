@@ -13,6 +13,7 @@ from pyg_bemap_lab.reporting.robustness import (
     robustness_protocol,
     robustness_report,
     rule_records,
+    stored_seed_counts,
 )
 from pyg_bemap_lab.run_config import RunConfig
 from pyg_bemap_lab.running.degenerate import degenerate
@@ -52,7 +53,12 @@ def test_every_combination_from_one_set_of_runs(tmp_path, monkeypatch):
     monkeypatch.setattr(robustness, 'FEWER_SEEDS', 2)
     study = robustness_protocol(3, base=TINY)
     store = RunStore(str(tmp_path / 'runs.jsonl'))
+    first = dataclasses.replace(study, seeds=(0, 1), sweep_seeds=(0, 1))
+    chosen = run_protocol(first, str(tmp_path), store)
+    # no row of all seeds while only the first ones are stored
+    assert stored_seed_counts(study, store, chosen, 'nba') == (2,)
     chosen = run_protocol(study, str(tmp_path), store)
+    assert stored_seed_counts(study, store, chosen, 'nba') == (2, 3)
     assert missing_runs(study, store) == {'nba': 0}
     # both rates, both models, three seeds, every stored rule's report
     for rate in INPUT_DROPOUTS:
@@ -88,8 +94,16 @@ def test_every_combination_from_one_set_of_runs(tmp_path, monkeypatch):
     records = rule_records(study, store, chosen, 'nba')
     assert [r.rule for r in records] == list(CANDIDATE_RULES)
     assert all(r.runs == 12 and 0 <= r.agreement <= 1 for r in records)
+    learned = next(r for r in records if r.rule == 'val-loss-learned')
+    assert learned.unpicked == sum(
+        run['test']['val-loss-learned'] is None
+        for rate in INPUT_DROPOUTS
+        for m in HEADLINE
+        for run in chosen_runs(study, store, arm(chosen, rate), 'nba', m)
+    )
     report = robustness_report(study, store, chosen)
     assert '### nba' in report and 'first 2 and all 3 paired' in report
-    assert report.count('\n| val-loss-learned | 12 |') == 1  # rule table
+    # the rule table, the default rule marked
+    assert report.count('\n| val-loss-learned (default) | 12 |') == 1
     plot_robustness(study, store, chosen, str(tmp_path / 'r.png'))
     assert (tmp_path / 'r.png').stat().st_size > 0

@@ -47,7 +47,7 @@ def test_no_verdict_without_runs_or_with_too_few_seeds():
     nan = float('nan')
     empty = PairedDifference(nan, nan, nan, nan, 0)
     assert verdict(dict(acc=empty, auc=empty, sp=empty, eo=empty)) == (
-        'no verdict: no paired runs yet'
+        'no verdict: no paired runs'
     )
     few = diff(-3.0, -5.0, -1.0, p_value=0.25, seeds=3)
     assert verdict(dict(acc=few, auc=few, sp=few, eo=few)) == (

@@ -38,23 +38,3 @@ def test_a_validation_loss_that_never_left_its_plateau_is_degenerate():
 def test_a_rule_that_picked_no_epoch_has_no_degenerate_run():
     empty = {'curve': {'loss': []}, 'test': {'val-fair': None}}
     assert degenerate(empty, 'val-fair') is None
-
-
-def test_degenerate_on_the_validation_split_alone():
-    from pyg_bemap_lab.running.degenerate import degenerate_on_validation
-
-    curve = dict(loss=[0.7, 0.5, 0.6], sp=[0.1] * 3, eo=[0.1] * 3)
-    assert degenerate_on_validation({**curve, 'pos': [0.5, 1.0, 0.5]}) == (
-        'constant'  # at the epoch of the lowest loss
-    )
-    assert degenerate_on_validation({**curve, 'pos': [0.0, 0.4, 0.0]}) is None
-    assert degenerate_on_validation({**curve, 'pos': [0.5, 0.98, 0.5]}) == (
-        'near-constant'  # 98 % positive at epoch 4 passed before
-    )
-    # curves stored before the positive share: both gaps exactly 0
-    old = dict(curve, sp=[0.1, 0.0, 0.1], eo=[0.1, 0.0, 0.2])
-    assert degenerate_on_validation(old) == 'constant'
-
-    flat = dict(curve, loss=[0.7, float('nan'), 0.699], pos=[0.5] * 3)
-    assert degenerate_on_validation(flat) == 'plateau'
-    assert degenerate_on_validation(dict(loss=[], sp=[], eo=[])) is None

@@ -84,31 +84,9 @@ def test_the_stored_record_of_a_run(data):
     record = train_run(data, 'GCN', config, 0, 5, 5, budget=0.5)
     assert record['epochs'] == 5
     assert set(record['curve']) == {'loss', 'acc', 'auc', 'sp', 'eo', 'pos'}
+    assert len(record['curve']['pos']) == 5  # the validation positive share
     assert set(record['test']) == set(STORED_RULES) | {'test-fair'}
     picked = record['test']['val-loss']
     loss = record['curve']['loss']
     assert picked['epoch'] == loss.index(min(loss))
     assert 'test-fair' not in train_run(data, 'GCN', config, 0, 2, 2)['test']
-
-
-def test_a_run_degenerate_on_validation_restarts_from_another_seed(
-    data, monkeypatch
-):
-    import pyg_bemap_lab.running.training as training
-
-    config = RunConfig(lr=0.01, hidden=8, dropout=0.5)
-    plain = train_run(data, 'GCN', config, 0, 5, 5)
-    assert 'restarts' not in plain
-    assert len(plain['curve']['pos']) == 5  # the validation positive share
-    verdicts = iter(['constant', 'plateau', None])
-    monkeypatch.setattr(
-        training, 'degenerate_on_validation', lambda curve: next(verdicts)
-    )
-    again = train_run(data, 'GCN', config, 0, 5, 5, restarts=3)
-    assert again['restarts'] == 2
-    seeded = train_run(data, 'GCN', config, 2 * training.RESTART_STRIDE, 5, 5)
-    assert again['curve'] == seeded['curve']  # the third initialisation
-    monkeypatch.setattr(
-        training, 'degenerate_on_validation', lambda curve: 'constant'
-    )
-    assert train_run(data, 'GCN', config, 0, 5, 5, restarts=1)['restarts'] == 1

@@ -21,12 +21,21 @@ def run_key(run: dict[str, Any]) -> str:
     r"""The identity of a run: its protocol, dataset, method,
     configuration (a :class:`~pyg_bemap_lab.run_config.RunConfig`, however
     its flat dictionary is spelled) and seed, as one canonical string."""
+    _check_fields(run)
+    config = RunConfig.from_dict(run['config']).as_dict()
+    return _canonical_key({**run, 'config': config})
+
+
+def _canonical_key(run: dict[str, Any]) -> str:
+    # the key of a run whose configuration is canonical already
+    _check_fields(run)
+    return json.dumps([run[f] for f in KEY_FIELDS], sort_keys=True)
+
+
+def _check_fields(run: dict[str, Any]) -> None:
     missing = [field for field in KEY_FIELDS if field not in run]
     if missing:
         raise ValueError(f'A run record needs the fields {missing}')
-    identity = {field: run[field] for field in KEY_FIELDS}
-    identity['config'] = RunConfig.from_dict(run['config']).as_dict()
-    return json.dumps([identity[f] for f in KEY_FIELDS], sort_keys=True)
 
 
 def migrated(run: dict[str, Any]) -> dict[str, Any]:
@@ -63,9 +72,9 @@ class RunStore:
     the file and the line.
 
     A later line with the same identity (:func:`run_key`) replaces an
-    earlier one: a run trained again, e.g. after a restart. Runs stored in
-    an earlier format are read as :func:`~pyg_bemap_lab.io.store.migrated`
-    says.
+    earlier one: a run trained again (e.g. to record a rule added since).
+    Runs stored in an earlier format are read as
+    :func:`~pyg_bemap_lab.io.store.migrated` says.
 
     Args:
         path (str): The file (created with its folder when missing).
@@ -90,8 +99,8 @@ class RunStore:
             if not line.strip():
                 continue
             try:
-                run = migrated(json.loads(line))
-                key = run_key(run)
+                run = migrated(json.loads(line))  # canonical configuration
+                key = _canonical_key(run)
             except (json.JSONDecodeError, ValueError, TypeError) as error:
                 if number == len(lines) and isinstance(
                     error, json.JSONDecodeError

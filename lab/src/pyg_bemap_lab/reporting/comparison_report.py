@@ -14,6 +14,7 @@ from pyg_bemap_lab.reporting.tables import (
     full_verdict,
     paired_differences,
     seed_values,
+    unreported_seeds,
 )
 from pyg_bemap_lab.reporting.verdicts import (
     METRICS,
@@ -43,10 +44,9 @@ def comparison_runs(
     epoch :obj:`rule` picked, the validation metrics of that epoch
     (:obj:`val_acc`, :obj:`val_auc`, :obj:`val_delta_sp`,
     :obj:`val_delta_eo`), the :obj:`epoch` (0-based),
-    :obj:`degenerate` (:obj:`None`, or why the run is degenerate, see
-    :mod:`~pyg_bemap_lab.running.degenerate`) and :obj:`restarts` (see
-    :func:`~pyg_bemap_lab.running.training.train_run`). Runs where the rule
-    picked no epoch are left out."""
+    and :obj:`degenerate` (:obj:`None`, or why the run is degenerate, see
+    :mod:`~pyg_bemap_lab.running.degenerate`). Runs where the rule picked
+    no epoch are left out."""
     (dataset,) = protocol.datasets
     records = []
     for model in protocol.methods:
@@ -60,11 +60,7 @@ def comparison_runs(
                 record[name] = picked[stored]
             for stored, name in RECORD_NAMES.items():
                 record[f'val_{name}'] = run['curve'][stored][epoch]
-            record.update(
-                epoch=epoch,
-                degenerate=degenerate(run, rule),
-                restarts=run.get('restarts', 0),
-            )
+            record.update(epoch=epoch, degenerate=degenerate(run, rule))
             records.append(record)
     order = protocol.methods.index
     return sorted(records, key=lambda r: (r['seed'], order(r['model'])))
@@ -98,7 +94,7 @@ def comparison_summary(
     store: RunStore,
     chosen: Chosen,
     width: int = 80,
-    rule: str = 'val-loss',
+    rule: str = DEFAULT_RULE,
 ) -> str:
     r"""The comparison as plain text at most :obj:`width` columns wide: the
     test metrics of both models at the epoch :obj:`rule` picks (a rule of
@@ -132,10 +128,19 @@ def comparison_summary(
         lines.append(f'{name:<18}' + _cells(cells))
     lines += ['', f'{method} - {backbone}, points, 95 % interval:']
     lines += _difference_lines(diffs)
+    left = {
+        m: unreported_seeds(protocol, store, chosen, dataset, m, rule)
+        for m in pair
+    }
+    left = {m: seeds for m, seeds in left.items() if seeds}
+    if left:
+        title = 'No epoch to report, left out'
+        lines += ['', *_seed_lines(title, left, width)]
     found = degenerate_seeds(comparison_runs(protocol, store, chosen, rule))
     found = {m: found[m] for m in protocol.methods if m in found}
     if found:
-        lines += ['', *_degenerate_lines(found, width)]
+        kinds = '; '.join(KINDS.values())
+        lines += ['', *_seed_lines(f'Degenerate runs ({kinds})', found, width)]
         healthy = paired_differences(
             protocol, store, chosen, dataset, pair, rule, healthy_only=True
         )
@@ -203,16 +208,15 @@ def _difference_lines(diffs: dict[str, PairedDifference]) -> list[str]:
     ]
 
 
-def _degenerate_lines(found: dict[str, list[int]], width: int) -> list[str]:
+def _seed_lines(
+    title: str, found: dict[str, list[int]], width: int
+) -> list[str]:
     runs = '; '.join(
         f'{model} seed{"s" if len(seeds) > 1 else ""} '
         + ', '.join(map(str, seeds))
         for model, seeds in found.items()
     )
-    return textwrap.wrap(
-        f'Degenerate runs ({"; ".join(KINDS.values())}): {runs}.',
-        width,
-    )
+    return textwrap.wrap(f'{title}: {runs}.', width)
 
 
 def _cells(cells: Any) -> str:

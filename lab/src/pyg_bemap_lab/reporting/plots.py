@@ -21,6 +21,7 @@ from pyg_bemap_lab.reporting.verdicts import significant
 from pyg_bemap_lab.run_config import Chosen, RunConfig
 from pyg_bemap_lab.running.planning import stored_runs
 from pyg_bemap_lab.running.protocols import Protocol
+from pyg_bemap_lab.selection import DEFAULT_RULE
 
 
 def tradeoff_points(
@@ -62,7 +63,7 @@ def plot_tradeoff(
     chosen: Chosen,
     dataset: str,
     path: str,
-    rule: str = 'val-loss',
+    rule: str = DEFAULT_RULE,
 ) -> None:
     r"""Saves a PNG of test accuracy against :math:`\Delta_{SP}` (left) and
     :math:`\Delta_{EO}` (right) on :obj:`dataset`, means over the sweep

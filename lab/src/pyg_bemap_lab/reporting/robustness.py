@@ -8,6 +8,7 @@ hyper-parameters; every run records the test report at each candidate
 rule's epoch, so one set of runs answers every combination."""
 
 import dataclasses
+import functools
 import itertools
 import math
 import statistics
@@ -23,7 +24,7 @@ from pyg_bemap_lab.reporting.statistics import (
 )
 from pyg_bemap_lab.reporting.tables import paired_differences
 from pyg_bemap_lab.reporting.verdicts import format_difference
-from pyg_bemap_lab.run_config import Chosen
+from pyg_bemap_lab.run_config import Chosen, RunConfig
 from pyg_bemap_lab.running.degenerate import KINDS, degenerate
 from pyg_bemap_lab.running.planning import (
     chosen_runs,
@@ -31,6 +32,7 @@ from pyg_bemap_lab.running.planning import (
     missing_runs,
 )
 from pyg_bemap_lab.running.protocols import PROTOCOLS, Protocol
+from pyg_bemap_lab.selection import DEFAULT_RULE
 
 #: The pair whose difference is the headline.
 HEADLINE = ('GCN', 'BeMap(sym)')
@@ -47,6 +49,9 @@ FEWER_SEEDS = 10
 
 #: The candidate selection rules (see :mod:`~pyg_bemap_lab.selection`).
 CANDIDATE_RULES = ('val-loss', 'val-loss-learned', 'val-loss-late', 'val-auc')
+
+#: How the default rule is marked in the tables.
+DEFAULT_MARK = ' (default)'
 
 
 def robustness_protocol(
@@ -96,15 +101,35 @@ def seed_counts(protocol: Protocol) -> tuple[int, ...]:
     return (FEWER_SEEDS, seeds) if seeds > FEWER_SEEDS else (seeds,)
 
 
+def stored_seed_counts(
+    protocol: Protocol, store: RunStore, chosen: Chosen, dataset: str
+) -> tuple[int, ...]:
+    r"""The :func:`seed_counts` shown on :obj:`dataset`: all of the
+    study's seeds only once both models have a run on a seed beyond the
+    first :obj:`FEWER_SEEDS` (else its rows would repeat the first ones')."""
+    counts = seed_counts(protocol)
+    later = dataclasses.replace(protocol, seeds=protocol.seeds[counts[0] :])
+    for rate in INPUT_DROPOUTS:
+        gcn, bemap = (
+            chosen_runs(later, store, arm(chosen, rate), dataset, m)
+            for m in HEADLINE
+        )
+        if {r['seed'] for r in gcn} & {r['seed'] for r in bemap}:
+            return counts
+    return counts[:1]
+
+
 def combinations(
     protocol: Protocol, store: RunStore, chosen: Chosen, dataset: str
 ) -> list[Combination]:
     r"""Every combination of :obj:`INPUT_DROPOUTS`, :obj:`CANDIDATE_RULES`
-    and :func:`seed_counts` on :obj:`dataset`, from the stored runs of the
-    study :obj:`protocol`."""
+    and :func:`stored_seed_counts` on :obj:`dataset`, from the stored runs
+    of the study :obj:`protocol`."""
     found = []
     for rate, rule, seeds in itertools.product(
-        INPUT_DROPOUTS, CANDIDATE_RULES, seed_counts(protocol)
+        INPUT_DROPOUTS,
+        CANDIDATE_RULES,
+        stored_seed_counts(protocol, store, chosen, dataset),
     ):
         first = dataclasses.replace(protocol, seeds=protocol.seeds[:seeds])
         configs = arm(chosen, rate)
@@ -130,6 +155,9 @@ class RuleRecord:
     Args:
         rule (str): The rule.
         runs (int): The runs read.
+        unpicked (int): The runs in which the rule picked no epoch (under
+            :obj:`'val-loss-learned'`: no epoch learned anything on the
+            validation split), left out of every comparison.
         degenerate (dict): Kind
             (:obj:`~pyg_bemap_lab.running.degenerate.KINDS`) -> the runs
             whose picked epoch is degenerate so.
@@ -141,6 +169,7 @@ class RuleRecord:
 
     rule: str
     runs: int
+    unpicked: int
     degenerate: dict[str, int]
     auc_sd: float
     agreement: float
@@ -176,6 +205,7 @@ def rule_records(
             RuleRecord(
                 rule=rule,
                 runs=len(runs),
+                unpicked=sum(_epoch(run, rule) is None for run in runs),
                 degenerate={k: kinds.count(k) for k in KINDS},
                 auc_sd=statistics.mean(sds) if sds else math.nan,
                 agreement=statistics.mean(same) if runs else math.nan,
@@ -198,6 +228,33 @@ def _epoch(run: dict[str, Any], rule: str) -> int | None:
     return None if picked is None else picked['epoch']
 
 
+@dataclass(frozen=True)
+class DatasetStudy:
+    r"""The study on one dataset: GCN's chosen configuration, every
+    :class:`Combination` and every :class:`RuleRecord`."""
+
+    dataset: str
+    config: RunConfig
+    combinations: list[Combination]
+    records: list[RuleRecord]
+
+
+def dataset_studies(
+    protocol: Protocol, store: RunStore, chosen: Chosen
+) -> list[DatasetStudy]:
+    r"""One :class:`DatasetStudy` per dataset with stored runs of the
+    study :obj:`protocol`."""
+    return [
+        DatasetStudy(
+            dataset=dataset,
+            config=chosen[dataset, HEADLINE[0]],
+            combinations=combinations(protocol, store, chosen, dataset),
+            records=rule_records(protocol, store, chosen, dataset),
+        )
+        for dataset in datasets_with_runs(protocol, store)
+    ]
+
+
 def robustness_report(
     protocol: Protocol, store: RunStore, chosen: Chosen
 ) -> str:
@@ -205,8 +262,13 @@ def robustness_report(
     (:func:`combinations`) and what each candidate rule did
     (:func:`rule_records`), from the stored runs of the study
     :obj:`protocol`."""
+    return _markdown(protocol, store, dataset_studies(protocol, store, chosen))
+
+
+def _markdown(
+    protocol: Protocol, store: RunStore, studies: list[DatasetStudy]
+) -> str:
     counts = seed_counts(protocol)
-    datasets = datasets_with_runs(protocol, store)
     missing = {d: n for d, n in missing_runs(protocol, store).items() if n}
     lines = [
         f'## Robustness of {HEADLINE[1]} - {HEADLINE[0]}',
@@ -215,35 +277,40 @@ def robustness_report(
         'grid, split, early stopping and stored runs), with the input '
         "features' dropout off and on at GCN's otherwise chosen "
         'hyper-parameters (the rate chosen on validation is marked *), '
-        f'under each candidate selection rule, on the first {counts[0]} '
-        f'and all {counts[-1]} paired seeds. Differences in points, 95 % '
+        'under each candidate selection rule (the default one marked so), '
+        f'on the first {counts[0]} and all '
+        f'{counts[-1]} paired seeds. Differences in points, 95 % '
         'intervals; a * after an interval marks a difference whose '
         'interval excludes 0 and whose paired sign-flip test gives p < '
         f'0.05 (exact up to {EXACT_UP_TO} seeds; beyond, '
         f'{RANDOM_FLIPS:,} seeded random flips). '
         'Degenerate runs: '
         + '; '.join(f'{k}: {v}' for k, v in KINDS.items())
-        + '.',
+        + '. No epoch: runs in which the rule picked none (under '
+        'val-loss-learned, no epoch learned anything on the validation '
+        'split), left out of the differences.',
         '',
     ]
     if missing:
         still = ', '.join(f'{d} {n}' for d, n in missing.items())
         lines += [f'**Incomplete**: runs still missing ({still}).', '']
-    for dataset in datasets:
-        lines += _dataset_section(protocol, store, chosen, dataset)
+    for study in studies:
+        lines += _dataset_section(study)
     return '\n'.join(lines)
 
 
-def _dataset_section(
-    protocol: Protocol, store: RunStore, chosen: Chosen, dataset: str
-) -> list[str]:
-    config = chosen[dataset, HEADLINE[0]]
+def _rule_label(rule: str) -> str:
+    return rule + (DEFAULT_MARK if rule == DEFAULT_RULE else '')
+
+
+def _dataset_section(study: DatasetStudy) -> list[str]:
+    config = study.config
     shown = ', '.join(
         f'{k}={getattr(config, k)}'
         for k in ('lr', 'hidden', 'dropout', 'scale')
     )
     lines = [
-        f'### {dataset}',
+        f'### {study.dataset}',
         '',
         f'GCN chosen on validation: {shown}, input_dropout='
         f'{config.input_dropout}.',
@@ -252,25 +319,27 @@ def _dataset_section(
         'degenerate (GCN, BeMap) |',
         '|---|---|---|---|---|---|---|',
     ]
-    for c in combinations(protocol, store, chosen, dataset):
+    for c in study.combinations:
         mark = ' *' if c.input_dropout == config.input_dropout else ''
         cells = [format_difference(c.diffs[m]) for m in ('sp', 'eo', 'auc')]
         lines.append(
-            f'| {c.input_dropout}{mark} | {c.rule} | {c.diffs["sp"].seeds} '
-            f'of {c.seeds} | '
+            f'| {c.input_dropout}{mark} | {_rule_label(c.rule)} | '
+            f'{c.diffs["sp"].seeds} of {c.seeds} | '
             + ' | '.join(cells)
             + f' | {c.degenerate[0]}, {c.degenerate[1]} |'
         )
     lines += [
         '',
-        '| rule | runs | ' + ' | '.join(KINDS) + ' | AUC sd | agreement |',
-        '|---|---|' + '---|' * len(KINDS) + '---|---|',
+        '| rule | runs | no epoch | '
+        + ' | '.join(KINDS)
+        + ' | AUC sd | agreement |',
+        '|---|---|---|' + '---|' * len(KINDS) + '---|---|',
     ]
-    for r in rule_records(protocol, store, chosen, dataset):
+    for r in study.records:
         counts = ' | '.join(str(r.degenerate[k]) for k in KINDS)
         lines.append(
-            f'| {r.rule} | {r.runs} | {counts} | {r.auc_sd:.2f} | '
-            f'{r.agreement:.0%} |'
+            f'| {_rule_label(r.rule)} | {r.runs} | {r.unpicked} | {counts} '
+            f'| {r.auc_sd:.2f} | {r.agreement:.0%} |'
         )
     return lines + ['']
 
@@ -282,28 +351,30 @@ def plot_robustness(
     :math:`\Delta_{SP}` (left) and AUC (right) with its 95 % interval, one
     row of panels per dataset with runs; hollow markers: the first
     :obj:`FEWER_SEEDS` seeds, filled: all the study's."""
+    _plot(protocol, dataset_studies(protocol, store, chosen), path)
+
+
+def _plot(protocol: Protocol, studies: list[DatasetStudy], path: str) -> None:
     from matplotlib.figure import Figure  # no pyplot: no global backend
 
     counts = seed_counts(protocol)
-    datasets = datasets_with_runs(protocol, store)
     labels = [
         f'in-drop {rate}, {rule}'
         for rate, rule in itertools.product(INPUT_DROPOUTS, CANDIDATE_RULES)
     ]
-    fig = Figure(figsize=(8.5, 2.6 * max(1, len(datasets)) + 1.2))
-    axes = fig.subplots(max(1, len(datasets)), 2, squeeze=False)
-    for row, dataset in enumerate(datasets):
-        found = combinations(protocol, store, chosen, dataset)
+    fig = Figure(figsize=(8.5, 2.6 * max(1, len(studies)) + 1.2))
+    axes = fig.subplots(max(1, len(studies)), 2, squeeze=False)
+    for row, study in enumerate(studies):
         for ax, metric, title in zip(
             axes[row], ('sp', 'auc'), ('delta_sp', 'AUC')
         ):
-            for c in found:
+            for c in study.combinations:
                 _draw(ax, c, labels, metric, counts)
             ax.axvline(0, color='grey', lw=1)
             ax.set_yticks(range(len(labels)), labels, fontsize=8)
             ax.set_ylim(len(labels) - 0.5, -0.5)
             ax.grid(axis='x', alpha=0.3)
-            ax.set_title(f'{dataset}: {title}', fontsize=10)
+            ax.set_title(f'{study.dataset}: {title}', fontsize=10)
         axes[row, 1].set_yticklabels([])
     axes[-1, 0].set_xlabel('delta_sp difference (points), < 0 is fairer')
     axes[-1, 1].set_xlabel('AUC difference (points)')
@@ -347,15 +418,16 @@ def _draw(
 class RobustnessReport(Report):
     r"""The robustness study's report: :obj:`robustness.md`
     (:func:`robustness_report`) and :obj:`robustness.png`
-    (:func:`plot_robustness`)."""
+    (:func:`plot_robustness`), from one reading of the stored runs."""
 
     def files(self) -> dict[str, Writer]:
-        protocol, store, chosen = self.protocol, self.store, self.chosen
+        protocol, store = self.protocol, self.store
+        studies = functools.cache(
+            lambda: dataset_studies(protocol, store, self.chosen)
+        )
         return {
             'robustness.md': text_file(
-                lambda: robustness_report(protocol, store, chosen)
+                lambda: _markdown(protocol, store, studies())
             ),
-            'robustness.png': lambda path: plot_robustness(
-                protocol, store, chosen, path
-            ),
+            'robustness.png': lambda path: _plot(protocol, studies(), path),
         }

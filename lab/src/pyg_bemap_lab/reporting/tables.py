@@ -60,6 +60,25 @@ def seed_values(
     }
 
 
+def unreported_seeds(
+    protocol: Protocol,
+    store: RunStore,
+    chosen: Chosen,
+    dataset: str,
+    method: str,
+    rule: str,
+) -> list[int]:
+    r"""The seeds whose stored run of :obj:`method` has no epoch that
+    :obj:`rule` may pick (under :obj:`'val-loss-learned'`: no epoch
+    learned anything on the validation split), left out of every table."""
+    runs = chosen_runs(protocol, store, chosen, dataset, method)
+    return [
+        run['seed']
+        for run in runs
+        if rule in run['test'] and run['test'][rule] is None
+    ]
+
+
 def reported_rules(protocol: Protocol) -> dict[str, str]:
     r"""Rule -> title, of the rules whose verdicts and paired differences
     a protocol reports, the primary rule first: the validation rules, or,
@@ -211,9 +230,10 @@ def full_verdict(
     rule: str,
 ) -> str:
     r"""The verdict of :obj:`pair[1]` against :obj:`pair[0]` over every
-    paired seed and, if some hold a degenerate run (see
-    :mod:`~pyg_bemap_lab.running.degenerate`), how many and the verdict without
-    them."""
+    paired seed; if some hold a degenerate run (see
+    :mod:`~pyg_bemap_lab.running.degenerate`), how many and the verdict
+    without them; and how many runs were left out because the rule picked
+    no epoch in them (:func:`unreported_seeds`)."""
     every = paired_differences(protocol, store, chosen, dataset, pair, rule)
     healthy = paired_differences(
         protocol, store, chosen, dataset, pair, rule, healthy_only=True
@@ -226,6 +246,13 @@ def full_verdict(
             f'. {bad} of {every["acc"].seeds} paired seeds {hold} a '
             f'degenerate run; without them: {verdict(healthy)}'
         )
+    left = sum(
+        len(unreported_seeds(protocol, store, chosen, dataset, m, rule))
+        for m in pair
+    )
+    if left:
+        runs = 'run' if left == 1 else 'runs'
+        text += f'. {left} {runs} left out: the rule picked no epoch in them'
     return text
 
 
@@ -318,10 +345,12 @@ def hyper_parameter_table(protocol: Protocol, chosen: Chosen) -> str:
 MULTIPLICITY = (
     'The marks are not adjusted for multiple comparisons: each table holds '
     'many tests, so at the 5 % level about one in twenty differences '
-    'without a real effect is marked by chance. The rule of the verdicts '
-    f'({RULES[DEFAULT_RULE]}) and the comparisons were fixed before any '
-    'result of BeMap or FairDrop was seen; read the other rule and single '
-    'marks with care.'
+    'without a real effect is marked by chance. The comparisons were fixed '
+    'before any result of BeMap or FairDrop was seen; the rule of the '
+    f'verdicts ({RULES[DEFAULT_RULE]}) was chosen later, by what the '
+    'candidate rules do on their own (degenerate picks, spread across '
+    'seeds), not by the differences they give. Read the other rule and '
+    'single marks with care.'
 )
 
 #: How to read a protocol that selects on the test split.

@@ -33,7 +33,7 @@ def verdict(diffs: dict[str, PairedDifference]) -> str:
     is no verdict (no paired runs, or too few seeds for any mark)."""
     seeds = diffs['acc'].seeds
     if seeds == 0:
-        return 'no verdict: no paired runs yet'
+        return 'no verdict: no paired runs'
     if seeds < fewest_seeds():
         return (
             f'no verdict: {seeds} paired seeds, a mark needs at least '

@@ -6,7 +6,7 @@ starting plateau learned nothing."""
 import math
 from typing import Any
 
-from pyg_bemap_lab.selection import NEAR_CONSTANT, lowest_validation_loss
+from pyg_bemap_lab.selection import NEAR_CONSTANT
 
 #: A run is on a plateau if its lowest validation loss is less than this
 #: share below the first epoch's.
@@ -39,23 +39,6 @@ def degenerate(run: dict[str, Any], rule: str) -> str | None:
     return _kind(
         picked.get('pos'), picked['sp'], picked['eo'], run['curve']['loss']
     )
-
-
-def degenerate_on_validation(curve: dict[str, list[float]]) -> str | None:
-    r"""Why a run is degenerate on the validation split alone, at the epoch
-    of its lowest validation loss (a key of :obj:`KINDS`), or :obj:`None`:
-    what a remedy may look at before any test metric is read.
-
-    :obj:`'constant'`: the share of validation nodes predicted positive is
-    0 or 1 (curves stored before that share was recorded: both validation
-    gaps exactly 0). :obj:`'near-constant'` and :obj:`'plateau'`: as in
-    :func:`degenerate`.
-    """
-    epoch = lowest_validation_loss(curve['loss'])
-    if epoch is None:
-        return None
-    share = curve['pos'][epoch] if 'pos' in curve else None
-    return _kind(share, curve['sp'][epoch], curve['eo'][epoch], curve['loss'])
 
 
 def _kind(

@@ -138,7 +138,6 @@ def _run_job(protocol: Protocol, root: str, job: Job) -> dict[str, Any]:
             protocol.max_epochs,
             protocol.patience,
             PAPER_BUDGETS.get(dataset),
-            protocol.restarts,
         )
 
 

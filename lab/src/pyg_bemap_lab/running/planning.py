@@ -9,7 +9,6 @@ from typing import Any
 from pyg_bemap_lab.io.store import RunStore, run_key
 from pyg_bemap_lab.methods import BACKBONES
 from pyg_bemap_lab.run_config import Chosen, RunConfig
-from pyg_bemap_lab.running.degenerate import degenerate_on_validation
 from pyg_bemap_lab.running.protocols import (
     Job,
     Protocol,
@@ -70,30 +69,19 @@ def missing_jobs(
     wanted: list[Job],
     picks: bool = True,
 ) -> list[Job]:
-    r"""The jobs of :obj:`wanted` that :obj:`store` does not hold, holds as
-    a run to restart (see :func:`needs_restart`) or, if :obj:`picks`,
-    holds without the test report of a stored rule (a run stored before
-    that rule was; trained again, it gives the same curve), each run
-    once."""
+    r"""The jobs of :obj:`wanted` that :obj:`store` does not hold or, if
+    :obj:`picks`, holds without the test report of a stored rule (a run
+    stored before that rule was; trained again, it gives the same curve),
+    each run once."""
     todo: dict[str, Job] = {}
     for job in wanted:
         key = run_key(record_of(protocol, job))
         run = store.get(key)
-        if (
-            run is None
-            or needs_restart(protocol, run)
-            or (picks and not set(STORED_RULES) <= set(run['test']))
+        if run is None or (
+            picks and not set(STORED_RULES) <= set(run['test'])
         ):
             todo.setdefault(key, job)
     return list(todo.values())
-
-
-def needs_restart(protocol: Protocol, run: dict[str, Any]) -> bool:
-    r"""Whether a stored run is degenerate on the validation split and had
-    fewer restarts than :obj:`protocol.restarts` allows."""
-    return protocol.restarts > run.get('restarts', 0) and bool(
-        degenerate_on_validation(run['curve'])
-    )
 
 
 def plan_dataset(

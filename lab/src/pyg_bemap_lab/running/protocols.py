@@ -71,11 +71,6 @@ class Protocol:
             stratified split.
         tuned (dict): (dataset, backbone) -> settings chosen elsewhere
             (flat names), used on top of :obj:`config` instead of tuning.
-        restarts (int): How many times a run degenerate on the validation
-            split is trained again from another initialisation (see
-            :func:`~pyg_bemap_lab.running.training.train_run`); a stored run
-            that is degenerate on validation and had fewer restarts is
-            trained again.
     """
 
     name: str
@@ -96,7 +91,6 @@ class Protocol:
     graphs: dict[str, str] = field(default_factory=dict)
     fractions: tuple[float, float] = DEFAULT_FRACTIONS
     tuned: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
-    restarts: int = 0
 
     def grid_configs(self) -> list[RunConfig]:
         r"""Every combination of the grid, on top of :obj:`config`."""

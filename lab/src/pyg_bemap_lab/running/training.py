@@ -23,7 +23,6 @@ from pyg_bemap.rules import STRATEGIES
 from pyg_bemap_lab.methods import METHODS
 from pyg_bemap_lab.names import TRAIN_EPOCHS, TRAIN_PATIENCE
 from pyg_bemap_lab.run_config import RunConfig
-from pyg_bemap_lab.running.degenerate import degenerate_on_validation
 from pyg_bemap_lab.running.fairdrop import fairdrop_edge
 from pyg_bemap_lab.running.models import NodeClassifier
 from pyg_bemap_lab.running.renumbering import renumber_like_reference
@@ -35,10 +34,6 @@ from pyg_bemap_lab.selection import (
     check_rule,
     pick_epoch,
 )
-
-#: The seed of the :math:`k`-th restart of a degenerate run is the run's
-#: seed plus :math:`k` times this.
-RESTART_STRIDE = 1000
 
 
 @dataclass
@@ -118,8 +113,10 @@ def train(
         patience (int, optional): Epochs without a better validation loss
             before stopping.
         keep (str, optional): The rule whose epoch's parameters the
-            returned model holds: :obj:`'val-loss'`, :obj:`'val-acc'` or
-            :obj:`'val-auc'`. (default: :obj:`'val-loss'`)
+            returned model holds, one of
+            :obj:`~pyg_bemap_lab.selection.RUNNING_RULES` (if it picks no
+            epoch: the initial parameters). (default:
+            :obj:`~pyg_bemap_lab.selection.DEFAULT_RULE`)
         on_epoch (callable, optional): Called after every epoch.
     """
     check_rule(keep, RUNNING_RULES)
@@ -151,12 +148,11 @@ def train_run(
     max_epochs: int,
     patience: int,
     budget: float | None = None,
-    restarts: int = 0,
 ) -> dict[str, Any]:
     r"""Trains one run of a protocol with :func:`train` and returns what the
     run store keeps: the validation curve and the test report at the epoch
-    of each stored rule (:obj:`'val-loss'`, :obj:`'val-fair'` and, with a
-    :obj:`budget`, :obj:`'test-fair'`, labelled as test-set selection
+    of each rule of :obj:`~pyg_bemap_lab.selection.STORED_RULES` and, with
+    a :obj:`budget`, of :obj:`'test-fair'` (labelled as test-set selection
     wherever it is reported; see :mod:`~pyg_bemap_lab.selection`).
 
     Args:
@@ -169,34 +165,16 @@ def train_run(
             stopping.
         budget (float, optional): The reference budget of the test-split
             rule. (default: :obj:`None`)
-        restarts (int, optional): How many times a run that is degenerate
-            on the validation split
-            (:func:`~pyg_bemap_lab.running.degenerate.degenerate_on_validation`)
-            is trained again from another initialisation (seed
-            :obj:`seed + RESTART_STRIDE * k`, the same split), before any
-            test metric is read. (default: :obj:`0`)
 
     Returns:
-        A dict with :obj:`epochs`, :obj:`curve` (the validation
-        :obj:`loss`, :obj:`acc`, :obj:`auc`, :obj:`sp` and :obj:`eo` of
-        every epoch), :obj:`test` (per rule, the epoch and its test
+        A dict with :obj:`epochs`, :obj:`curve` (the validation metrics of
+        :obj:`~pyg_bemap_lab.selection.CURVE_METRICS`, every epoch),
+        :obj:`test` (per rule, the epoch and its test
         :obj:`acc`, :obj:`auc`, :obj:`sp`, :obj:`eo` and :obj:`pos`, the
         share of test nodes predicted positive; or :obj:`None`) and
-        :obj:`seconds`; after a restart, :obj:`restarts`, how many.
+        :obj:`seconds`.
     """
-    for attempt in range(restarts + 1):
-        run = train(
-            data,
-            method,
-            seed + RESTART_STRIDE * attempt,
-            config,
-            max_epochs,
-            patience,
-        )
-        if attempt == restarts or not degenerate_on_validation(
-            run.history.val
-        ):
-            break
+    run = train(data, method, seed, config, max_epochs, patience)
     history = run.history
     rules = STORED_RULES + (() if budget is None else ('test-fair',))
     chosen = {rule: history.pick(rule, budget) for rule in rules}
@@ -209,8 +187,6 @@ def train_run(
         },
         'seconds': round(run.seconds, 2),
     }
-    if attempt > 0:
-        record['restarts'] = attempt
     return record
 
 
