@@ -89,9 +89,15 @@ def main():
         run = train(data, name, args.seed, epochs=args.epochs)
         epoch = run.history.pick(run.kept)
         models[name] = run.model
+        if epoch is None:
+            print(
+                f'== {name}: no epoch of {len(run.history)} learned anything;'
+                ' it keeps its initial weights\n'
+            )
+            continue
         print(
-            f'== {name}: epoch {epoch + 1} (lowest validation loss), '
-            f'test split\n{run.history.test[epoch]}\n'
+            f'== {name}: epoch {epoch + 1} ({run.kept!r}), test split\n'
+            f'{run.history.test[epoch]}\n'
         )
 
     print(
