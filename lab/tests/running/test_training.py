@@ -6,7 +6,7 @@ from pyg_bemap.datasets import biased_sbm
 from pyg_bemap.metrics import fairness_report
 from pyg_bemap_lab import METHODS, RunConfig, Trainer, train
 from pyg_bemap_lab.running.training import train_run
-from pyg_bemap_lab.selection import STORED_RULES
+from pyg_bemap_lab.selection import DEFAULT_RULE, STORED_RULES
 
 
 @pytest.fixture(scope='module')
@@ -33,16 +33,20 @@ def _logits(model, data):
         return model(data.x, data.edge_index)
 
 
-def test_stops_on_the_validation_loss_and_keeps_its_best_epoch(data):
+def test_stops_on_the_validation_loss_and_keeps_the_default_rules_epoch(
+    data,
+):
     run = train(data, 'GCN', 0, RunConfig(lr=0.05), epochs=60, patience=5)
     history = run.history
     best = history.pick('val-loss')
     assert len(history) < 60 and len(history) - 1 - best == 5
+    assert run.kept == DEFAULT_RULE == 'val-loss-learned'
+    kept = history.pick(DEFAULT_RULE)
     out = _logits(run.model, data)
     loss = torch.nn.functional.binary_cross_entropy_with_logits(
         out[data.val_mask], data.y[data.val_mask].float()
     )
-    assert float(loss) == pytest.approx(history.val['loss'][best])
+    assert float(loss) == pytest.approx(history.val['loss'][kept])
 
 
 def test_the_model_can_keep_another_running_rule(data):
