@@ -22,7 +22,7 @@ from pyg_bemap_lab.reporting.statistics import (
     RANDOM_FLIPS,
     PairedDifference,
 )
-from pyg_bemap_lab.reporting.tables import paired_differences
+from pyg_bemap_lab.reporting.tables import paired_differences, unreported
 from pyg_bemap_lab.reporting.verdicts import format_difference
 from pyg_bemap_lab.run_config import Chosen, RunConfig
 from pyg_bemap_lab.running.degenerate import KINDS, degenerate
@@ -205,7 +205,7 @@ def rule_records(
             RuleRecord(
                 rule=rule,
                 runs=len(runs),
-                unpicked=sum(_epoch(run, rule) is None for run in runs),
+                unpicked=sum(unreported(run, rule) for run in runs),
                 degenerate={k: kinds.count(k) for k in KINDS},
                 auc_sd=statistics.mean(sds) if sds else math.nan,
                 agreement=statistics.mean(same) if runs else math.nan,

@@ -72,11 +72,13 @@ def unreported_seeds(
     :obj:`rule` may pick (under :obj:`'val-loss-learned'`: no epoch
     learned anything on the validation split), left out of every table."""
     runs = chosen_runs(protocol, store, chosen, dataset, method)
-    return [
-        run['seed']
-        for run in runs
-        if rule in run['test'] and run['test'][rule] is None
-    ]
+    return [run['seed'] for run in runs if unreported(run, rule)]
+
+
+def unreported(run: dict[str, Any], rule: str) -> bool:
+    r"""Whether :obj:`rule` picked no epoch in the stored :obj:`run` (a
+    run stored before the rule was recorded is not counted)."""
+    return rule in run['test'] and run['test'][rule] is None
 
 
 def reported_rules(protocol: Protocol) -> dict[str, str]:
