@@ -1,13 +1,34 @@
 r"""What needs a GPU: each test carries the marker ``cuda`` and is skipped
 without one (``scripts/gpu_check.sh`` runs them where a GPU is)."""
 
+from collections import Counter
+
+import numpy as np
 import pytest
 import torch
+from scipy.stats import chisquare
 from torch_geometric.nn import MessagePassing
 from torch_geometric.nn.models import GCN
 
-from pyg_bemap import BalanceAwareSampling, BeMapConv, to_bemap
+from pyg_bemap import (
+    BalanceAwareSampling,
+    BeMapConv,
+    balance_score,
+    balanced_edge_sample,
+    exact_counting_memory,
+    hop_group_counts,
+    to_bemap,
+)
 from pyg_bemap.datasets import load_nba
+from pyg_bemap.rules.draw import group_edges, sampling_plan
+from tests.conftest import random_graph, run_python
+from tests.reference import (
+    assert_rule_4,
+    inclusion_probabilities,
+    reference_balance,
+    reference_counts,
+)
+from tests.rules.test_draw import star_graph
 
 pytestmark = pytest.mark.cuda
 
@@ -15,6 +36,11 @@ pytestmark = pytest.mark.cuda
 class PassThrough(MessagePassing):
     def forward(self, x, edge_index):
         return x
+
+
+class KeptEdges(MessagePassing):
+    def forward(self, x, edge_index):
+        return edge_index
 
 
 @pytest.fixture(scope='module')
@@ -67,3 +93,194 @@ def test_the_eval_promise_and_the_same_seed_on_the_gpu(data):
         torch.manual_seed(1)
         losses.append(float(model(data.x, data.edge_index).sum()))
     assert losses[0] == losses[1]
+
+
+@pytest.mark.parametrize('num_groups', [2, 3])
+@pytest.mark.parametrize('num_hops', [1, 2])
+def test_counts_and_balance_on_the_gpu_are_the_rules(num_groups, num_hops):
+    data = random_graph(60, 400, num_groups, seed=num_hops)
+    edges, sens = data.edge_index.cuda(), data.s.cuda()
+    count = hop_group_counts(edges, sens, num_groups, num_hops)
+    expected = reference_counts(
+        data.edge_index, data.s.tolist(), num_groups, num_hops
+    )
+    assert count.is_cuda and torch.equal(count.cpu(), expected)
+    balance = balance_score(count, delta=0.7)
+    assert balance.is_cuda and torch.allclose(
+        balance.cpu().double(), reference_balance(expected, 0.7), rtol=1e-6
+    )
+
+
+@pytest.mark.parametrize('num_groups', [2, 3])
+def test_a_gpu_sample_obeys_rule_4_and_its_seed(num_groups):
+    data = random_graph(80, 2000, num_groups, seed=4)
+    edges, sens = data.edge_index.cuda(), data.s.cuda()
+    balance = torch.rand(80, device='cuda') + 0.01
+    masks = [
+        balanced_edge_sample(
+            edges,
+            sens,
+            balance,
+            generator=torch.Generator('cuda').manual_seed(seed),
+        )[1]
+        for seed in (5, 5, 6)
+    ]
+    assert masks[0].is_cuda
+    assert torch.equal(masks[0], masks[1])
+    assert not torch.equal(masks[0], masks[2])
+    assert_rule_4(data.edge_index, masks[0].cpu(), data.s)
+
+
+def test_a_gpu_plan_sorts_every_segment_at_once():
+    data = random_graph(5000, 200_000, 2, seed=1)
+    plans = {}
+    for device in ('cpu', 'cuda'):
+        edges, sens = data.edge_index.to(device), data.s.to(device)
+        grouping = group_edges(edges, sens, 2)
+        plans[device] = sampling_plan(
+            edges,
+            grouping,
+            sens,
+            torch.ones(5000, device=device),
+            0.25,
+            4,
+            'balance',
+        )
+    assert plans['cpu'].blocks and not plans['cuda'].blocks
+    assert torch.equal(plans['cpu'].keep, plans['cuda'].keep.cpu())
+
+
+def test_gpu_inclusion_frequencies_are_successive_sampling():
+    weights = [1.0, 0.5, 0.25, 0.2, 0.1]
+    num_targets = 20000
+    edge_index, sens, balance = star_graph(num_targets, weights, 3)
+    _, mask = balanced_edge_sample(
+        edge_index.cuda(),
+        sens.cuda(),
+        balance.cuda(),
+        generator=torch.Generator('cuda').manual_seed(0),
+    )
+    mask = mask.cpu()
+    chosen = edge_index[0, mask & (sens[edge_index[0]] == 0)]
+    pairs = chosen.view(num_targets, 2).sort(dim=1).values
+    observed = Counter(map(tuple, pairs.tolist()))
+    exact = inclusion_probabilities(weights, 2)
+    keys = sorted(exact)
+    assert set(observed) <= set(keys)
+    f_obs = np.array([observed[k] for k in keys], dtype=float)
+    f_exp = np.array([exact[k] for k in keys]) * num_targets
+    assert chisquare(f_obs, f_exp).pvalue > 1e-3
+
+
+def test_a_captured_draw_replays_a_new_sample_each_time(data):
+    conv = BeMapConv(KeptEdges(), layout='edge_index').train()
+    conv(data.x, data.edge_index)  # the graph's plan, once
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        conv(data.x, data.edge_index)
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    torch.cuda.manual_seed(0)
+    with torch.cuda.graph(graph):
+        kept = conv(data.x, data.edge_index)
+    samples = []
+    for _ in range(3):
+        graph.replay()
+        samples.append(kept.clone())
+    assert not torch.equal(samples[0], samples[1])
+    plain = data.edge_index.as_tensor()
+    for sample in samples:  # kept edges, as a mask over the graph's edges
+        key = plain[1] * data.num_nodes + plain[0]
+        chosen = torch.isin(key, sample[1] * data.num_nodes + sample[0])
+        assert_rule_4(plain.cpu(), chosen.cpu(), data.s.cpu())
+
+
+def test_a_captured_training_step_replays(data):
+    torch.manual_seed(0)
+    model = to_bemap(GCN(data.num_features, 32, 2, 2)).to('cuda').train()
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-2, capturable=True)
+    target = data.y.clamp(min=0)
+
+    def step():
+        optimizer.zero_grad(set_to_none=False)
+        loss = torch.nn.functional.cross_entropy(
+            model(data.x, data.edge_index), target
+        )
+        loss.backward()
+        optimizer.step()
+        return loss
+
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            step()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        loss = step()
+    losses = []
+    for _ in range(20):
+        graph.replay()
+        losses.append(float(loss))
+    assert all(np.isfinite(losses)) and len(set(losses)) == len(losses)
+    assert np.mean(losses[-5:]) < np.mean(losses[:5])
+
+
+@pytest.mark.parametrize('budget', [2**20, 2**26])
+def test_exact_counting_stays_within_its_stated_bound_on_the_gpu(budget):
+    r"""A small budget: building the pattern dominates the bound."""
+    nodes, edges = 20_000, 1_000_000
+    data = random_graph(nodes, edges, 2, seed=0)
+    edge_index, sens = data.edge_index.cuda(), data.s.cuda()
+    torch.cuda.synchronize()
+    base = torch.cuda.memory_allocated()
+    torch.cuda.reset_peak_memory_stats()
+    hop_group_counts(edge_index, sens, num_hops=2, memory_budget=budget)
+    peak = torch.cuda.max_memory_allocated() - base
+    assert peak <= exact_counting_memory(nodes, edges, 2, budget)
+
+
+TRAIN_AND_EVALUATE = """
+import warnings
+import torch
+from torch_geometric.nn.models import GCN, GraphSAGE
+from pyg_bemap import BalanceAwareSampling, to_bemap, fairness_report
+from pyg_bemap.datasets import load_nba
+warnings.simplefilter('error')  # from here on, what the run itself says
+data = BalanceAwareSampling()(load_nba().to('cuda'))
+for backbone in (GCN, GraphSAGE):
+    model = to_bemap(backbone(data.num_features, 16, 2, 2)).to('cuda')
+    model(data.x, data.edge_index).sum().backward()
+    out = model.eval()(data.x, data.edge_index)
+fairness_report(out.argmax(-1), data.y, data.s)
+print('silent')
+"""
+
+
+def test_training_and_evaluation_on_the_gpu_warn_nothing():
+    result = run_python('-c', TRAIN_AND_EVALUATE)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == 'silent'
+
+
+def test_a_vanilla_model_beside_a_bemap_one_synchronises_as_alone(data):
+    def synchronisations(edge_index):
+        model = GCN(data.num_features, 16, 2, 2).to('cuda').train()
+        model(data.x, edge_index)  # warm-up
+        torch.cuda.synchronize()
+        torch.cuda.set_sync_debug_mode('warn')
+        try:
+            with pytest.warns() as record:
+                model(data.x, edge_index).sum().backward()
+                torch.cuda.synchronize()
+        finally:
+            torch.cuda.set_sync_debug_mode('default')
+        return sum('synchroniz' in str(w.message) for w in record)
+
+    alone = synchronisations(data.edge_index.as_tensor())
+    to_bemap(GCN(data.num_features, 16, 2, 2)).to('cuda').train()(
+        data.x, data.edge_index
+    )
+    assert synchronisations(data.edge_index) == alone

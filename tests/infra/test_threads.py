@@ -64,6 +64,6 @@ def test_an_exception_in_a_thread_reaches_the_caller():
         for threads in (1, 2):
             torch.set_num_threads(threads)
             with pytest.raises(RuntimeError, match='item 3'):
-                in_threads(fail, range(5), torch.device('cpu'))
+                in_threads(fail, range(5))
     finally:
         torch.set_num_threads(default)

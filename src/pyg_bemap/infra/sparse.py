@@ -87,7 +87,6 @@ def masked_columns(
         threads.in_threads(  # one row per thread; 'clip' copies unbuffered
             lambda row: rows[row].take(kept, out=out[row], mode='clip'),
             range(rows.shape[0]),
-            index.device,
         )
         return torch.from_numpy(out)
     if type(index) is Tensor and num_kept is not None:

@@ -1,6 +1,6 @@
-r"""The serial parts of a resample on large graphs, spread over torch's
-intra-op threads: uniform random numbers drawn chunk by chunk, and row
-sorts.
+r"""The serial parts of a resample of a large graph on the CPU, spread
+over torch's intra-op threads: uniform random numbers drawn chunk by
+chunk, and row sorts (a GPU does both in parallel on its own).
 
 torch's CPU generator draws one number after the other, and NumPy sorts on
 one core, so a resample of a large graph would wait for one core. Beyond
@@ -33,10 +33,10 @@ def uniform(
     device: torch.device | str = 'cpu',
 ) -> Tensor:
     r""":obj:`size` float32 numbers uniform on :math:`[0, 1)`: those of
-    :func:`torch.rand` up to :obj:`CHUNK` numbers, else one chunk of
-    :obj:`CHUNK` numbers per generator seeded from :obj:`generator`, the
-    chunks drawn in parallel on the CPU."""
-    if size <= CHUNK:
+    :func:`torch.rand` up to :obj:`CHUNK` numbers or on a device other
+    than the CPU, else one chunk of :obj:`CHUNK` numbers per generator
+    seeded from :obj:`generator`, the chunks drawn in parallel."""
+    if size <= CHUNK or torch.device(device).type != 'cpu':
         return torch.rand(
             size, generator=generator, device=device, dtype=torch.float32
         )
@@ -50,19 +50,15 @@ def uniform(
         own = torch.Generator(device=out.device).manual_seed(seeds[chunk])
         out[chunk * CHUNK : (chunk + 1) * CHUNK].uniform_(generator=own)
 
-    in_threads(draw, range(num_chunks), out.device)
+    in_threads(draw, range(num_chunks))
     return out
 
 
 def sort_rows(blocks: Sequence[Tensor]) -> None:
-    r"""Sorts every row of every 2-D tensor of :obj:`blocks` in place; on
-    the CPU with NumPy (several times faster than torch on short rows), in
-    pieces of about :obj:`CHUNK` entries spread over the threads."""
+    r"""Sorts every row of every 2-D CPU tensor of :obj:`blocks` in place,
+    with NumPy (several times faster than torch on short rows), in pieces
+    of about :obj:`CHUNK` entries spread over the threads."""
     if not blocks:
-        return
-    if blocks[0].device.type != 'cpu':
-        for block in blocks:
-            block.copy_(block.sort(dim=1).values)
         return
     if sum(block.numel() for block in blocks) <= CHUNK:  # no thread's worth
         for block in blocks:
@@ -74,19 +70,17 @@ def sort_rows(blocks: Sequence[Tensor]) -> None:
         pieces.extend(
             block.numpy()[i : i + rows] for i in range(0, len(block), rows)
         )
-    in_threads(lambda piece: piece.sort(axis=1), pieces, blocks[0].device)
+    in_threads(lambda piece: piece.sort(axis=1), pieces)
 
 
 def in_threads(
-    function: Callable[[Item], None],
-    items: Sequence[Item],
-    device: torch.device,
+    function: Callable[[Item], None], items: Sequence[Item]
 ) -> None:
     r"""Calls :obj:`function` on every item, on up to
-    :func:`torch.get_num_threads` threads for CPU work, and re-raises the
-    first exception."""
+    :func:`torch.get_num_threads` threads, and re-raises the first
+    exception."""
     workers = min(torch.get_num_threads(), len(items))
-    if device.type != 'cpu' or workers <= 1:
+    if workers <= 1:
         for item in items:
             function(item)
         return

@@ -14,7 +14,7 @@ from torch_geometric.utils import (
     to_torch_csr_tensor,
 )
 
-from pyg_bemap.infra.sparse import masked_columns
+from pyg_bemap.infra.sparse import kept_positions, masked_columns
 
 #: Arguments of a conv that hold one entry per edge.
 EDGE_LEVEL_ARGS = ('edge_weight', 'edge_attr', 'edge_type')
@@ -23,12 +23,15 @@ EDGE_LEVEL_ARGS = ('edge_weight', 'edge_attr', 'edge_type')
 def edge_pairs(adj: Any) -> tuple[Tensor, Any]:
     r"""Returns the :obj:`[2, E]` (source, target) pairs of any graph layout
     and a function that rebuilds the layout from a mask over those pairs
-    (and the number of kept pairs, which an edge list uses).
+    and the number of kept pairs (gathered at the kept positions, so no
+    host synchronisation on a GPU).
     """
     if isinstance(adj, SparseTensor):
         row, col, _ = adj.coo()  # transposed: row = target, col = source
-        return torch.stack([col, row]), lambda mask, _: adj.masked_select_nnz(
-            mask, layout='coo'
+        return torch.stack(
+            [col, row]
+        ), lambda mask, num_kept: adj.index_select_nnz(
+            kept_positions(mask, num_kept), layout='coo'
         )
     if is_torch_sparse_tensor(adj):
         index, value = to_edge_index(adj)  # transposed, as above
@@ -37,9 +40,17 @@ def edge_pairs(adj: Any) -> tuple[Tensor, Any]:
         convert = to_torch_csr_tensor if csr else to_torch_coo_tensor
         # Masking keeps a coalesced (sorted, unique) order.
         sorted_ = csr or adj.is_coalesced()
-        return index.flip(0), lambda mask, _: convert(
-            index[:, mask], value[mask], size, is_coalesced=sorted_
-        )
+
+        def rebuild(mask: Tensor, num_kept: int) -> Tensor:
+            kept = kept_positions(mask, num_kept)
+            return convert(
+                index.index_select(1, kept),
+                value.index_select(0, kept),
+                size,
+                is_coalesced=sorted_,
+            )
+
+        return index.flip(0), rebuild
     if not isinstance(adj, Tensor):
         raise ValueError(
             f"'edge_index' must be a tensor, a SparseTensor or a "
@@ -66,13 +77,16 @@ def mask_edge_level_args(
     args: tuple[Any, ...],
     kwargs: dict[str, Any],
     mask: Tensor,
+    num_kept: int,
 ) -> tuple[tuple[Any, ...], dict[str, Any]]:
     r"""The arguments after :obj:`(x, edge_index)` with the rows of the kept
-    edges of every edge-level argument (:obj:`value[mask]`).
+    edges of every edge-level argument (:obj:`value[mask]`, gathered at
+    the :obj:`num_kept` kept positions: no host synchronisation).
 
     Raises:
         ValueError: If an edge-level argument has not one row per edge.
     """
+    positions: list[Tensor] = []  # found once, on first use
 
     def masked(name: str, value: Any) -> Any:
         if name not in EDGE_LEVEL_ARGS or not isinstance(value, Tensor):
@@ -82,7 +96,9 @@ def mask_edge_level_args(
                 f"'{name}' has {value.size(0)} rows but the graph has "
                 f'{mask.numel()} edges; it must hold one row per edge'
             )
-        return value[mask]
+        if not positions:
+            positions.append(kept_positions(mask, num_kept))
+        return value.index_select(0, positions[0])
 
     names = names[2 : 2 + len(args)]
     args = (

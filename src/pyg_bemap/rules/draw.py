@@ -7,15 +7,20 @@ The work splits in three stages, so that a resample only does the random part:
    target node and group of the source node.
 2. :func:`sampling_plan` (once per graph and setting): the quota of every
    segment (:func:`fair_quotas`), the edges always kept, and the edges of the
-   segments that must be sampled, laid out by segment size so that segments
-   of equal size form one dense block (no padding); blocks of few rows are
-   left to one segmented sort (the "tail"), which costs less than a sort
-   call per small block.
+   segments that must be sampled, laid out by segment size. On the CPU,
+   segments of equal size form one dense block (no padding); blocks of few
+   rows are left to one segmented sort (the "tail"), which costs less than a
+   sort call per small block. On other devices every segment is in the
+   tail: one segmented sort is one kernel there, where a sort per block
+   would be one launch each.
 3. :func:`draw_edge_mask` (every training pass): one random key per sampled
    edge, a row-wise sort of every block (of words that pack a key above its
    slot, so no index array is sorted along), one segmented sort of the
-   tail, and a mask. On large graphs the keys are drawn in chunks and the
-   rows sorted in pieces on torch's threads (``infra/threads.py``).
+   tail, and a mask. Its size is fixed by the plan and nothing reads a
+   value of the device's tensors, so a GPU runs it without a host
+   synchronisation. On large graphs on the CPU the keys are drawn in
+   chunks and the rows sorted in pieces on torch's threads
+   (``infra/threads.py``).
    :func:`draw_seeded_edge_mask` draws the keys from a generator seeded
    with one integer, so that a sample can be drawn again from its seed
    alone.
@@ -120,12 +125,11 @@ def sampling_plan(
     is_start[1:] = segment[1:] != segment[:-1]
     start = torch.cummax(torch.where(is_start, slot, 0), 0).values
     keep = ((slot - start) < quota_of).nonzero().view(-1)
-    blocks = _blocks(size)
-    in_tail = torch.zeros_like(is_start)
-    for offset, rows, size_ in blocks:
-        if rows < _MIN_BLOCK_ROWS:
-            in_tail[offset : offset + rows * size_] = True
+    blocks = _blocks(size) if segment.device.type == 'cpu' else []
     blocks = [block for block in blocks if block[1] >= _MIN_BLOCK_ROWS]
+    in_tail = torch.ones_like(is_start)
+    for offset, rows, size_ in blocks:
+        in_tail[offset : offset + rows * size_] = False
     tail_slot = in_tail.nonzero().view(-1)
     tail_segment = is_start.cumsum(0).index_select(0, tail_slot)
 
@@ -168,9 +172,9 @@ def draw_edge_mask(
     sampling without replacement with probabilities proportional to
     :math:`w_j`, as :obj:`numpy.random.choice(replace=False, p=w/w.sum())`.
     Keys are float32; ties (probability about :math:`2^{-24}` per pair) fall
-    to the order of the input edges. Beyond :math:`2^{22}` keys, every
-    chunk of :math:`2^{22}` keys comes from its own generator seeded from
-    :obj:`generator` (``infra/threads.py``): the same generator state
+    to the order of the input edges. Beyond :math:`2^{22}` keys on the CPU,
+    every chunk of :math:`2^{22}` keys comes from its own generator seeded
+    from :obj:`generator` (``infra/threads.py``): the same generator state
     gives the same mask whatever the number of threads.
     """
     device = plan.fixed_mask.device
@@ -222,8 +226,18 @@ def draw_seed(generator: torch.Generator | None = None) -> int:
 
 def draw_seeded_edge_mask(plan: SamplingPlan, seed: int) -> Tensor:
     r""":func:`draw_edge_mask` with keys from a generator seeded with
-    :obj:`seed` on the plan's device: the same seed gives the same mask."""
-    generator = torch.Generator(device=plan.fixed_mask.device)
+    :obj:`seed` on the plan's device: the same seed gives the same mask.
+
+    While a CUDA graph is captured, the keys come from the device's default
+    generator instead (:obj:`seed` is not used): a replay runs the captured
+    kernels without Python, and only that generator, which every replay
+    advances, gives each replay new keys (a generator seeded here would give
+    every replay the keys of the capture). Replays are then reproducible
+    from :func:`torch.cuda.manual_seed`."""
+    device = plan.fixed_mask.device
+    if device.type == 'cuda' and torch.cuda.is_current_stream_capturing():
+        return draw_edge_mask(plan)
+    generator = torch.Generator(device=device)
     return draw_edge_mask(plan, generator.manual_seed(seed))
 
 
@@ -237,4 +251,4 @@ def _segmented_argsort(key: Tensor, segment: Tensor) -> Tensor:
     combined = (segment << 32) | key.view(torch.int32).long()
     if combined.device.type == 'cpu':
         return torch.from_numpy(combined.numpy().argsort(kind='stable'))
-    return combined.argsort()
+    return combined.argsort(stable=True)
