@@ -23,5 +23,6 @@ run resample "$PY" benchmarks/bench_resample.py --device "$DEVICE" \
 run step "$PY" benchmarks/bench_step.py --device "$DEVICE"
 run end_to_end "$PY" benchmarks/bench_end_to_end.py --device "$DEVICE" \
     --pairs 3
+run scaling "$PY" benchmarks/bench_scaling.py --device "$DEVICE" --sizes 16
 IFS='|'; echo "GPU CHECK: ${status[*]}"
 [[ "${status[*]}" != *FAILED* ]]
