@@ -41,6 +41,7 @@ def quiet_sparse() -> Iterator[None]:
         yield
 
 
+@functools.cache  # torch raises the notice once per process
 def _raise_the_beta_notice_here() -> None:
     empty = torch.zeros(0, dtype=torch.long)
     try:
