@@ -1,12 +1,9 @@
 r"""What needs a GPU: each test carries the marker ``cuda`` and is skipped
 without one (``scripts/gpu_check.sh`` runs them where a GPU is)."""
 
-from collections import Counter
-
 import numpy as np
 import pytest
 import torch
-from scipy.stats import chisquare
 from torch_geometric.nn import MessagePassing
 from torch_geometric.nn.models import GCN
 
@@ -24,11 +21,10 @@ from pyg_bemap.rules.draw import group_edges, sampling_plan
 from tests.conftest import random_graph, run_python
 from tests.reference import (
     assert_rule_4,
-    inclusion_probabilities,
     reference_balance,
     reference_counts,
 )
-from tests.rules.test_draw import star_graph
+from tests.rules.test_draw import assert_successive_sampling
 
 pytestmark = pytest.mark.cuda
 
@@ -150,26 +146,9 @@ def test_a_gpu_plan_sorts_every_segment_at_once():
     assert torch.equal(plans['cpu'].keep, plans['cuda'].keep.cpu())
 
 
-def test_gpu_inclusion_frequencies_are_successive_sampling():
-    weights = [1.0, 0.5, 0.25, 0.2, 0.1]
-    num_targets = 20000
-    edge_index, sens, balance = star_graph(num_targets, weights, 3)
-    _, mask = balanced_edge_sample(
-        edge_index.cuda(),
-        sens.cuda(),
-        balance.cuda(),
-        generator=torch.Generator('cuda').manual_seed(0),
-    )
-    mask = mask.cpu()
-    chosen = edge_index[0, mask & (sens[edge_index[0]] == 0)]
-    pairs = chosen.view(num_targets, 2).sort(dim=1).values
-    observed = Counter(map(tuple, pairs.tolist()))
-    exact = inclusion_probabilities(weights, 2)
-    keys = sorted(exact)
-    assert set(observed) <= set(keys)
-    f_obs = np.array([observed[k] for k in keys], dtype=float)
-    f_exp = np.array([exact[k] for k in keys]) * num_targets
-    assert chisquare(f_obs, f_exp).pvalue > 1e-3
+@pytest.mark.parametrize('strategy', ['balance', 'uniform'])
+def test_gpu_inclusion_frequencies_are_successive_sampling(strategy):
+    assert_successive_sampling(strategy, 'cuda')
 
 
 def test_a_captured_draw_replays_a_new_sample_each_time(data):

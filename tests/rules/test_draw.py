@@ -230,18 +230,25 @@ def test_inclusion_frequencies_match_successive_sampling(
 ):
     monkeypatch.setattr(sampling_module, '_MIN_BLOCK_ROWS', LAYOUTS[layout])
     monkeypatch.setattr(threads_module, 'CHUNK', CHUNKS[chunks])
+    assert_successive_sampling(strategy, 'cpu')
+
+
+def assert_successive_sampling(strategy: str, device: str) -> None:
+    r"""Rule 4's draw on :obj:`device` keeps every pair of weighted
+    neighbours as often as successive sampling would."""
     # With self, group 0 has 6 members and group 1 has 3, so every target
     # keeps 2 of the 5 weighted group-0 neighbours: 10 possible pairs.
     weights = [1.0, 0.5, 0.25, 0.2, 0.1]
     num_targets = 20000
     edge_index, sens, balance = star_graph(num_targets, weights, 3)
     _, mask = balanced_edge_sample(
-        edge_index,
-        sens,
-        balance,
+        edge_index.to(device),
+        sens.to(device),
+        balance.to(device),
         strategy=strategy,
-        generator=torch.Generator().manual_seed(0),
+        generator=torch.Generator(device).manual_seed(0),
     )
+    mask = mask.cpu()
     chosen = edge_index[0, mask & (sens[edge_index[0]] == 0)]
     pairs = chosen.view(num_targets, 2).sort(dim=1).values
     observed = Counter(map(tuple, pairs.tolist()))
