@@ -28,10 +28,10 @@ from pyg_bemap_lab.selection import DEFAULT_RULE, STORED_RULES, check_rule
 #: The hyper-parameters the default protocol chose on validation, per
 #: (dataset, backbone), from the runs stored in
 #: ``lab/results/evaluation/runs.jsonl`` (a test checks them against the
-#: stored runs). GCN's, and every backbone's on NBA and German, are chosen
-#: on the whole grid, input dropout included; the other backbones' on
-#: Recidivism and Credit on the runs stored so far, which tried the input
-#: dropout at the hidden layer's rate only.
+#: stored runs). GCN's, and every backbone's on NBA, German and
+#: Recidivism, are chosen on the whole grid, input dropout included; the
+#: other backbones' on Credit on the runs stored so far, which tried the
+#: input dropout at the hidden layer's rate only.
 TUNED: dict[tuple[str, str], dict[str, Any]] = {
     ('nba', 'MLP'): dict(
         lr=1e-2, hidden=128, dropout=0.0, input_dropout=0.5, scale=True
