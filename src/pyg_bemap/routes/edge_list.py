@@ -28,11 +28,12 @@ def edge_pairs(adj: Any) -> tuple[Tensor, Any]:
     """
     if isinstance(adj, SparseTensor):
         row, col, _ = adj.coo()  # transposed: row = target, col = source
-        return torch.stack(
-            [col, row]
-        ), lambda mask, num_kept: adj.index_select_nnz(
-            kept_positions(mask, num_kept), layout='coo'
-        )
+
+        def rebuild_sparse(mask: Tensor, num_kept: int) -> SparseTensor:
+            kept = kept_positions(mask, num_kept)
+            return adj.index_select_nnz(kept, layout='coo')
+
+        return torch.stack([col, row]), rebuild_sparse
     if is_torch_sparse_tensor(adj):
         index, value = to_edge_index(adj)  # transposed, as above
         size = (adj.size(0), adj.size(1))
