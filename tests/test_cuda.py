@@ -1,6 +1,8 @@
 r"""What needs a GPU: each test carries the marker ``cuda`` and is skipped
 without one (``scripts/gpu_check.sh`` runs them where a GPU is)."""
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -251,7 +253,8 @@ def test_a_vanilla_model_beside_a_bemap_one_synchronises_as_alone(data):
         torch.cuda.synchronize()
         torch.cuda.set_sync_debug_mode('warn')
         try:
-            with pytest.warns() as record:
+            with warnings.catch_warnings(record=True) as record:
+                warnings.simplefilter('always')
                 model(data.x, edge_index).sum().backward()
                 torch.cuda.synchronize()
         finally:
