@@ -79,7 +79,8 @@ def install_and_run(out: str, files: list[str], torch: str) -> None:
     sh(py, '-m', 'pip', 'install', '--quiet', *wheels)
     with open(osp.join(ROOT, 'README.md')) as handle:
         snippet = re.search(r'```python\n(.*?)```', handle.read(), re.S)
-    elsewhere = tempfile.mkdtemp()  # not the source tree: the wheel's code
+    elsewhere = osp.join(out, 'elsewhere')  # not the source tree: the wheel's
+    os.makedirs(elsewhere, exist_ok=True)
     sh(py, '-c', snippet.group(1), cwd=elsewhere)
     cli = osp.join(env_dir, 'bin', 'pyg-bemap')
     sh(cli, '--help', cwd=elsewhere)
@@ -89,18 +90,26 @@ def install_and_run(out: str, files: list[str], torch: str) -> None:
         sys.exit(f'compare printed no verdict:\n{compared}')
 
 
+def check(out: str, torch: str) -> int:
+    files = build(out)
+    check_contents(out, files)
+    install_and_run(out, files, torch)
+    return len(files)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument('--torch', default='torch==2.13.0')
     parser.add_argument('--keep', help='build here instead of a temp dir')
     args = parser.parse_args()
-    out = args.keep or tempfile.mkdtemp(prefix='pyg-bemap-dist-')
-    os.makedirs(out, exist_ok=True)
-    files = build(out)
-    check_contents(out, files)
-    install_and_run(out, files, args.torch)
+    if args.keep:
+        os.makedirs(args.keep, exist_ok=True)
+        count = check(args.keep, args.torch)
+    else:  # the virtual environment takes gigabytes: never left behind
+        with tempfile.TemporaryDirectory(prefix='pyg-bemap-dist-') as out:
+            count = check(out, args.torch)
     print(
-        f'WHEELS [OK]: {len(files)} distributions build, pass twine check, '
+        f'WHEELS [OK]: {count} distributions build, pass twine check, '
         'hold their data and tests; the wheels install and run'
     )
     return 0
