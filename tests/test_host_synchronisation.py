@@ -32,6 +32,7 @@ from pyg_bemap.rules.draw import (
     SamplingPlan,
     draw_edge_mask,
     group_edges,
+    kept_positions,
     sampling_plan,
 )
 from tests.conftest import random_graph
@@ -158,7 +159,7 @@ def off_the_cpu_plan(graph, monkeypatch) -> tuple[SamplingPlan, int]:
     r"""The plan of :obj:`graph` as a device other than the CPU has it
     (every segment in the one segmented sort), on the :obj:`meta`
     device."""
-    monkeypatch.setattr(draw_module, '_MIN_BLOCK_ROWS', 10**9)
+    monkeypatch.setattr(draw_module, '_sorts_in_blocks', lambda device: False)
     info = graph.edge_index.bemap
     edges = graph.edge_index.as_tensor()
     grouping = group_edges(edges, info.sens, info.num_groups)
@@ -190,7 +191,8 @@ def test_off_the_cpu_a_draw_reads_no_value_and_takes_its_size_from_the_plan(
     edges = data.edge_index.as_tensor()
     mask = draw_edge_mask(plan)  # meta: any op that needs a value raises
     assert mask.shape == (data.num_edges,) and mask.device.type == 'meta'
-    kept = masked_columns(edges.to('meta'), mask, num_kept)
+    positions = kept_positions(mask, num_kept)
+    kept = masked_columns(edges.to('meta'), mask, positions)
     assert kept.shape == (2, num_kept)
     adjacency = MaskedAdjacency(edges, data.num_nodes)
     for name, value in vars(adjacency).items():

@@ -100,7 +100,7 @@ def balanced_edge_sample(
     sample = sampler.draw(settings, draw_seed(generator))
     plain = plain_tensor(edge_index)
     graph = plain if get_bemap(edge_index) else edge_index
-    return masked_columns(graph, sample.mask, sample.num_kept), sample.mask
+    return masked_columns(graph, sample.mask, sample.positions), sample.mask
 
 
 def _stateless_sampler(

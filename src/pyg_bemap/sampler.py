@@ -9,6 +9,7 @@ the sample that layers take; the sampler knows nothing of them. Which seed
 a call uses is decided by :mod:`pyg_bemap.nn.sample_sharing`.
 """
 
+import functools
 import threading
 import weakref
 from collections.abc import Callable
@@ -23,6 +24,7 @@ from pyg_bemap.rules.draw import (
     SamplingPlan,
     draw_seeded_edge_mask,
     group_edges,
+    kept_positions,
     sampling_plan,
 )
 from pyg_bemap.settings import SamplerSettings
@@ -31,8 +33,9 @@ from pyg_bemap.settings import SamplerSettings
 class Sample:
     r"""One fair neighbourhood of every node: the seed it was drawn from,
     the mask of kept edges, their number (fixed by the plan, so that no
-    one counts the mask), and a memo in which routes keep the forms of the
-    kept edges that layers take (built once per sample).
+    one counts the mask), their positions (found once, on first use) and a
+    memo in which routes keep the forms of the kept edges that layers take
+    (built once per sample).
 
     Args:
         seed (int): The seed it was drawn from.
@@ -43,6 +46,11 @@ class Sample:
     def __init__(self, seed: int, mask: Tensor, num_kept: int):
         self.seed, self.mask, self.num_kept = seed, mask, num_kept
         self.memo: dict[Any, Any] = {}
+
+    @functools.cached_property
+    def positions(self) -> Tensor:
+        r"""The positions of the kept edges, in the graph's edge order."""
+        return kept_positions(self.mask, self.num_kept)
 
     def __repr__(self) -> str:
         return (

@@ -9,6 +9,7 @@ from pyg_bemap.infra.sparse import (
     masked_columns,
     sparse_product,
 )
+from pyg_bemap.rules.draw import kept_positions
 from tests.conftest import run_python
 
 
@@ -170,13 +171,12 @@ def test_masked_columns_equals_boolean_indexing(dtype, chunk, monkeypatch):
     gen = torch.Generator().manual_seed(0)
     index = torch.randint(50, (2, 300), generator=gen, dtype=dtype)
     mask = torch.rand(300, generator=gen) < 0.4
+    positions = kept_positions(mask, int(mask.sum()))
     for edges in (index, index.t().contiguous().t()):  # and a strided view
-        out = masked_columns(edges, mask)
+        out = masked_columns(edges, mask, positions)
         assert out.dtype == dtype and torch.equal(out, edges[:, mask])
-    assert masked_columns(index, torch.zeros(300, dtype=torch.bool)).shape == (
-        2,
-        0,
-    )
+    none = torch.zeros(300, dtype=torch.bool)
+    assert masked_columns(index, none, kept_positions(none, 0)).shape == (2, 0)
 
 
 def test_masked_columns_keeps_a_subclass_and_its_metadata():
@@ -187,7 +187,8 @@ def test_masked_columns_keeps_a_subclass_and_its_metadata():
     index = EdgeIndex(
         torch.tensor([[0, 1, 1, 2], [1, 0, 2, 1]]), sort_order='row'
     )
-    out = masked_columns(index, torch.tensor([True, False, True, True]))
+    mask = torch.tensor([True, False, True, True])
+    out = masked_columns(index, mask, kept_positions(mask, 3))
     assert isinstance(out, EdgeIndex) and out.sort_order == 'row'
     assert plain_tensor(out).tolist() == [[0, 1, 2], [1, 2, 1]]
 
@@ -198,9 +199,9 @@ def test_a_known_number_of_kept_edges_is_never_counted(monkeypatch):
     mask = torch.rand(400, generator=gen) < 0.4
     mask &= edge_index[0] != edge_index[1]  # samples hold no self-loops
     num_kept = int(mask.sum())
-    from pyg_bemap.infra.sparse import kept_positions
-
     assert torch.equal(kept_positions(mask, num_kept), mask.nonzero().view(-1))
+    meta = kept_positions(mask.to('meta'), num_kept)  # as off the CPU
+    assert meta.shape == (num_kept,)
     masked = MaskedAdjacency(edge_index, 30)
     counted = masked.csr_parts(mask)
     monkeypatch.setattr(torch.Tensor, '__int__', None)  # int(t) would fail

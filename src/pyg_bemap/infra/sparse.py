@@ -68,37 +68,27 @@ def csr_tensor(
     )
 
 
-def masked_columns(
-    index: Tensor, mask: Tensor, num_kept: int | None = None
-) -> Tensor:
+def masked_columns(index: Tensor, mask: Tensor, positions: Tensor) -> Tensor:
     r""":obj:`index[:, mask]`: the edges of an edge list where :obj:`mask`
-    is :obj:`True`, in their order. A plain CPU tensor goes through NumPy,
-    whose boolean compaction is about twice as fast as torch's (one row
-    per thread beyond :obj:`threads.CHUNK` kept edges); another plain
-    tensor (on a GPU), given the number :obj:`num_kept` of kept edges, is
-    gathered without counting them (no host synchronisation); a subclass
-    such as PyG's :class:`EdgeIndex`, which keeps its metadata, is indexed
-    by torch."""
-    if type(index) is Tensor and index.device.type == 'cpu':
-        kept = np.flatnonzero(mask.numpy())
-        rows = index.numpy()
-        if kept.size <= threads.CHUNK:
-            return torch.from_numpy(rows.take(kept, axis=1))
-        out = np.empty((rows.shape[0], kept.size), dtype=rows.dtype)
-        threads.in_threads(  # one row per thread; 'clip' copies unbuffered
-            lambda row: rows[row].take(kept, out=out[row], mode='clip'),
-            range(rows.shape[0]),
-        )
-        return torch.from_numpy(out)
-    if type(index) is Tensor and num_kept is not None:
-        return index.index_select(1, kept_positions(mask, num_kept))
-    return index[:, mask]
-
-
-def kept_positions(mask: Tensor, num_kept: int) -> Tensor:
-    r"""The positions where :obj:`mask` is :obj:`True`, known to be
-    :obj:`num_kept`: a fixed-size output, so no host synchronisation."""
-    return torch.nonzero_static(mask, size=num_kept).view(-1)
+    is :obj:`True`, in their order, given their :obj:`positions`
+    (:func:`~pyg_bemap.rules.draw.kept_positions`). A plain CPU tensor is
+    gathered by NumPy (one row per thread beyond :obj:`threads.CHUNK` kept
+    edges), another plain tensor (on a GPU) by :obj:`index_select` (no
+    host synchronisation); a subclass such as PyG's :class:`EdgeIndex`,
+    which keeps its metadata, is indexed by torch with the mask."""
+    if type(index) is not Tensor:
+        return index[:, mask]
+    if index.device.type != 'cpu':
+        return index.index_select(1, positions)
+    kept, rows = positions.numpy(), index.numpy()
+    if kept.size <= threads.CHUNK:
+        return torch.from_numpy(rows.take(kept, axis=1))
+    out = np.empty((rows.shape[0], kept.size), dtype=rows.dtype)
+    threads.in_threads(  # one row per thread; 'clip' copies unbuffered
+        lambda row: rows[row].take(kept, out=out[row], mode='clip'),
+        range(rows.shape[0]),
+    )
+    return torch.from_numpy(out)
 
 
 class MaskedAdjacency:

@@ -134,9 +134,9 @@ def edge_list(
     if sample is None:
         return call.conv(call.x, graph.plain, *call.args, **call.kwargs)
     args, kwargs = mask_edge_level_args(
-        call.arg_names, call.args, call.kwargs, sample.mask, sample.num_kept
+        call.arg_names, call.args, call.kwargs, sample
     )
-    edges = graph.pairs()[1](sample.mask, sample.num_kept)
+    edges = graph.pairs()[1](sample)
     return call.conv(call.x, edges, *args, **kwargs)
 
 

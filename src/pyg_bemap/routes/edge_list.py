@@ -14,7 +14,8 @@ from torch_geometric.utils import (
     to_torch_csr_tensor,
 )
 
-from pyg_bemap.infra.sparse import kept_positions, masked_columns
+from pyg_bemap.infra.sparse import masked_columns
+from pyg_bemap.sampler import Sample
 
 #: Arguments of a conv that hold one entry per edge.
 EDGE_LEVEL_ARGS = ('edge_weight', 'edge_attr', 'edge_type')
@@ -22,16 +23,14 @@ EDGE_LEVEL_ARGS = ('edge_weight', 'edge_attr', 'edge_type')
 
 def edge_pairs(adj: Any) -> tuple[Tensor, Any]:
     r"""Returns the :obj:`[2, E]` (source, target) pairs of any graph layout
-    and a function that rebuilds the layout from a mask over those pairs
-    and the number of kept pairs (gathered at the kept positions, so no
-    host synchronisation on a GPU).
+    and a function that rebuilds the layout from the pairs a sample keeps
+    (gathered at its kept positions, so no host synchronisation on a GPU).
     """
     if isinstance(adj, SparseTensor):
         row, col, _ = adj.coo()  # transposed: row = target, col = source
 
-        def rebuild_sparse(mask: Tensor, num_kept: int) -> SparseTensor:
-            kept = kept_positions(mask, num_kept)
-            return adj.index_select_nnz(kept, layout='coo')
+        def rebuild_sparse(sample: Sample) -> SparseTensor:
+            return adj.index_select_nnz(sample.positions, layout='coo')
 
         return torch.stack([col, row]), rebuild_sparse
     if is_torch_sparse_tensor(adj):
@@ -42,8 +41,8 @@ def edge_pairs(adj: Any) -> tuple[Tensor, Any]:
         # Masking keeps a coalesced (sorted, unique) order.
         sorted_ = csr or adj.is_coalesced()
 
-        def rebuild(mask: Tensor, num_kept: int) -> Tensor:
-            kept = kept_positions(mask, num_kept)
+        def rebuild(sample: Sample) -> Tensor:
+            kept = sample.positions
             return convert(
                 index.index_select(1, kept),
                 value.index_select(0, kept),
@@ -57,7 +56,9 @@ def edge_pairs(adj: Any) -> tuple[Tensor, Any]:
             f"'edge_index' must be a tensor, a SparseTensor or a "
             f'torch.sparse adjacency (got {type(adj).__name__})'
         )
-    return adj, lambda mask, num_kept: masked_columns(adj, mask, num_kept)
+    return adj, lambda sample: masked_columns(
+        adj, sample.mask, sample.positions
+    )
 
 
 def edge_level_args_given(
@@ -77,29 +78,27 @@ def mask_edge_level_args(
     names: tuple[str, ...],
     args: tuple[Any, ...],
     kwargs: dict[str, Any],
-    mask: Tensor,
-    num_kept: int,
+    sample: Sample,
 ) -> tuple[tuple[Any, ...], dict[str, Any]]:
-    r"""The arguments after :obj:`(x, edge_index)` with the rows of the kept
-    edges of every edge-level argument (:obj:`value[mask]`, gathered at
-    the :obj:`num_kept` kept positions: no host synchronisation).
+    r"""The arguments after :obj:`(x, edge_index)` with the rows of the
+    edges :obj:`sample` keeps of every edge-level argument
+    (:obj:`value[mask]`, gathered at the kept positions: no host
+    synchronisation).
 
     Raises:
         ValueError: If an edge-level argument has not one row per edge.
     """
-    positions: list[Tensor] = []  # found once, on first use
+    num_edges = sample.mask.numel()
 
     def masked(name: str, value: Any) -> Any:
         if name not in EDGE_LEVEL_ARGS or not isinstance(value, Tensor):
             return value
-        if value.size(0) != mask.numel():
+        if value.size(0) != num_edges:
             raise ValueError(
                 f"'{name}' has {value.size(0)} rows but the graph has "
-                f'{mask.numel()} edges; it must hold one row per edge'
+                f'{num_edges} edges; it must hold one row per edge'
             )
-        if not positions:
-            positions.append(kept_positions(mask, num_kept))
-        return value.index_select(0, positions[0])
+        return value.index_select(0, sample.positions)
 
     names = names[2 : 2 + len(args)]
     args = (
