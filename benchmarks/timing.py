@@ -17,7 +17,11 @@ from torch_geometric.nn import MessagePassing
 
 from pyg_bemap import SamplerSettings
 from pyg_bemap.infra.sparse import masked_columns
-from pyg_bemap.rules.draw import SamplingPlan, draw_edge_mask
+from pyg_bemap.rules.draw import (
+    SamplingPlan,
+    draw_edge_mask,
+    kept_positions,
+)
 
 
 def add_device_argument(parser: argparse.ArgumentParser) -> None:
@@ -141,7 +145,13 @@ def resampler(prepared: Data) -> tuple[SamplingPlan, Callable[[], Tensor]]:
     plain = prepared.edge_index.as_tensor()
     cache = prepared.edge_index.bemap.sampler(prepared.edge_index, plain)
     plan = cache.plan(SamplerSettings())
-    return plan, lambda: masked_columns(plain, draw_edge_mask(plan))
+
+    def resample() -> Tensor:
+        mask = draw_edge_mask(plan)
+        positions = kept_positions(mask, plan.num_kept)
+        return masked_columns(plain, mask, positions)
+
+    return plan, resample
 
 
 SHARED = osp.join(osp.dirname(__file__), '..', '..', 'shared', 'datasets')
