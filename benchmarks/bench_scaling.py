@@ -119,7 +119,8 @@ def memory_probe(million_edges, budget, device):
     with PeakMemory(device) as peak:
         hop_group_counts(data.edge_index, data.s, memory_budget=budget)
     row['counting_mib'] = peak.extra / 2**20
-    row['allowed_mib'] = exact_counting_memory(nodes, edges, 2, budget) / 2**20
+    allowed = exact_counting_memory(nodes, edges, 2, budget, device)
+    row['allowed_mib'] = allowed / 2**20
     prepared = None
     for counting in ('walks', 'exact'):
         transform = BalanceAwareSampling(
@@ -225,8 +226,12 @@ def run(million_edges, budget_mib, device, with_loader):
         env=env,
         capture_output=True,
         text=True,
-        check=True,
     )
+    if probe.returncode != 0:  # its own error, not the parent's traceback
+        lines = probe.stderr.strip().splitlines() or ['(no output)']
+        sys.exit(
+            f'the memory probe at {million_edges:g}M edges failed: {lines[-1]}'
+        )
     row.update(json.loads(probe.stdout.splitlines()[-1]))
     print(report_memory(row), flush=True)
 

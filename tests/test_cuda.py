@@ -220,7 +220,7 @@ def test_exact_counting_stays_within_its_stated_bound_on_the_gpu(budget):
     torch.cuda.reset_peak_memory_stats()
     hop_group_counts(edge_index, sens, num_hops=2, memory_budget=budget)
     peak = torch.cuda.max_memory_allocated() - base
-    assert peak <= exact_counting_memory(nodes, edges, 2, budget)
+    assert peak <= exact_counting_memory(nodes, edges, 2, budget, 'cuda')
 
 
 TRAIN_AND_EVALUATE = """

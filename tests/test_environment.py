@@ -1,4 +1,6 @@
 import os
+import re
+from pathlib import Path
 
 import pytest
 import torch_geometric.typing as pyg_typing
@@ -77,3 +79,20 @@ def test_the_changelog_has_a_section_for_this_version():
         sections = re.findall(r'^## (\S+)', handle.read(), re.M)
     assert pyg_bemap.__version__ in sections
     assert len(sections) == len(set(sections))  # one section per version
+
+
+CUDA_MARK = re.compile(r'^(@pytest\.mark\.cuda|pytestmark = .*\.cuda\b)', re.M)
+
+
+def test_every_gpu_test_lives_where_the_gpu_check_runs_them():
+    # scripts/gpu_check.sh collects tests/test_cuda.py alone: a GPU image
+    # may lack what other test modules import
+    root = Path(__file__).parents[1]
+    marked = {
+        path.relative_to(root).as_posix()
+        for folder in ('tests', 'lab/tests')
+        for path in (root / folder).rglob('test_*.py')
+        if CUDA_MARK.search(path.read_text())
+    }
+    assert marked == {'tests/test_cuda.py'}
+    assert 'tests/test_cuda.py' in (root / 'scripts/gpu_check.sh').read_text()

@@ -71,6 +71,10 @@ def test_exact_counting_memory_covers_the_build_and_the_products():
     assert exact_counting_memory(nodes, edges, 2, 1024) == (
         17 * (edges + nodes) + per_node
     )
+    # on a GPU the build keeps the keys beside their sorted copy: 26 bytes
+    assert exact_counting_memory(nodes, edges, 2, 1024, 'cuda') == (
+        26 * (edges + nodes) + per_node
+    )
     # a large budget: the products next to the pattern (int32 indices)
     assert exact_counting_memory(nodes, edges, 2, 2**28) == (
         2**28 + 4 * (edges + nodes) + per_node

@@ -19,12 +19,15 @@ from torch_geometric.typing import (
 
 from pyg_bemap.infra import threads
 
-# torch's one-time notice that CSR support is in beta, raised by the first
-# CSR tensor of the process: quiet_sparse raises it here, where this one
-# filter ignores it (no per-call catch_warnings: not thread-safe).
+# torch's one-time notices on CSR tensors (support in beta; since torch
+# 2.11, invariant checks "implicitly disabled" even when a call passes
+# check_invariants), raised by the first CSR tensor of the process:
+# _use_up_torch_notices raises them here, where this one filter ignores
+# them (no per-call catch_warnings: not thread-safe).
 warnings.filterwarnings(
     'ignore',
-    message='Sparse CSR tensor support is in beta state',
+    message='Sparse (CSR tensor support is in beta state'
+    '|invariant checks are implicitly disabled)',
     category=UserWarning,
     module=__name__.replace('.', r'\.'),
 )
@@ -34,26 +37,29 @@ warnings.filterwarnings(
 def quiet_sparse() -> Iterator[None]:
     r"""Runs sparse code that the package chose to run with torch's
     invariant checks set explicitly to their current state (torch warns
-    when they are implicitly disabled) and CSR's beta notice used up."""
-    _raise_the_beta_notice_here()
+    when they are implicitly disabled) and torch's one-time CSR notices
+    used up."""
+    _use_up_torch_notices()
     checks = torch.sparse.check_sparse_tensor_invariants.is_enabled()
     with torch.sparse.check_sparse_tensor_invariants(enable=checks):
         yield
 
 
-@functools.cache  # torch raises the notice once per process
-def _raise_the_beta_notice_here() -> None:
+@functools.cache  # torch raises each notice once per process
+def _use_up_torch_notices() -> None:
     empty = torch.zeros(0, dtype=torch.long)
-    try:
-        torch.sparse_csr_tensor(
-            torch.zeros(2, dtype=torch.long),
-            empty,
-            empty.float(),
-            (1, 1),
-            check_invariants=False,
-        )
-    except UserWarning:  # warnings are errors: the notice is used up too
-        pass
+    for _ in range(3):  # warnings as errors: one notice per try
+        try:
+            torch.sparse_csr_tensor(
+                torch.zeros(2, dtype=torch.long),
+                empty,
+                empty.float(),
+                (1, 1),
+                check_invariants=False,
+            )
+            return
+        except UserWarning:
+            pass
 
 
 def csr_tensor(
@@ -61,8 +67,8 @@ def csr_tensor(
 ) -> Tensor:
     r"""A :obj:`torch.sparse` CSR tensor from sorted, valid parts (built
     from sorted indices, so without invariant checks), without torch's
-    one-time notice that CSR support is in beta."""
-    _raise_the_beta_notice_here()
+    one-time notices on CSR tensors."""
+    _use_up_torch_notices()
     return torch.sparse_csr_tensor(
         crow, col, value, size, check_invariants=False
     )

@@ -79,8 +79,8 @@ def _reach_csr(edge_index: Tensor, num_nodes: int) -> tuple[Tensor, Tensor]:
     without duplicates, row :math:`i` holding the sources of the edges into
     :math:`i` and :math:`i` itself, columns sorted, in the dtype of
     :func:`index_dtype`. Built from one array of :obj:`torch.long` keys
-    :math:`N \cdot \mathrm{dst} + \mathrm{src}`, sorted in place: at most
-    17 bytes per key at the peak.
+    :math:`N \cdot \mathrm{dst} + \mathrm{src}`, sorted in place on the
+    CPU: at most 17 bytes per key at the peak (26 on a GPU).
     """
     num_edges = edge_index.size(1)
     key = edge_index.new_empty(num_edges + num_nodes, dtype=torch.long)
@@ -95,15 +95,15 @@ def _reach_csr(edge_index: Tensor, num_nodes: int) -> tuple[Tensor, Tensor]:
 
 
 def _sorted_unique_(key: Tensor) -> Tensor:
-    r"""Sorts :obj:`key` (owned by the caller, overwritten) and returns its
-    distinct values. On the CPU the sort runs in place through NumPy, since
-    :func:`torch.sort` always allocates a tensor of indices besides the
-    values.
+    r"""Sorts :obj:`key` (owned by the caller, overwritten on the CPU) and
+    returns its distinct values. On the CPU the sort runs in place through
+    NumPy; elsewhere :func:`torch.unique` sorts the keys alone (measured on
+    CUDA: 17 bytes per key beside the input, against 40 for
+    :func:`torch.sort`, which also sorts a tensor of indices).
     """
-    if key.device.type == 'cpu':
-        key.numpy().sort()
-    else:
-        key = torch.sort(key).values
+    if key.device.type != 'cpu':
+        return torch.unique(key, sorted=True)
+    key.numpy().sort()
     return torch.unique_consecutive(key)
 
 
