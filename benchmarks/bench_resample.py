@@ -13,10 +13,17 @@ node with the given millions of directed edges. Targets: at least 100M
 edges/s from 2M edges on, at most 0.8 ms per pass on NBA, the functional
 call at most 2x a pass.
 
+With :obj:`--profile`, where an NBA pass's time goes instead: the
+kernels and device time of a pass (:mod:`torch.profiler`), its host time,
+and on CUDA the time of the same pass replayed from a captured CUDA graph
+(what the pass costs without launch overhead).
+
     python benchmarks/bench_resample.py [--sizes 0.5 2.2 8] [--device cuda]
+        [--profile]
 """
 
 import argparse
+import time
 
 import torch
 from timing import (
@@ -27,7 +34,9 @@ from timing import (
     interleaved_median_times,
     setup_line,
     synthetic_graph,
+    wall_clock,
 )
+from torch.profiler import ProfilerActivity, profile
 
 from pyg_bemap import BalanceAwareSampling, BeMapConv, balanced_edge_sample
 from pyg_bemap.datasets import load_nba
@@ -66,14 +75,77 @@ def measure(name, data, device, repeat):
     return edges, ours, call / ours
 
 
+def host_and_wall_ms(fn, repeat):
+    r"""Milliseconds per call: until the host returns, and until the
+    device is done too."""
+    wall_clock()
+    start = time.perf_counter()
+    for _ in range(repeat):
+        fn()
+    host = time.perf_counter() - start
+    wall = wall_clock() - start
+    return host / repeat * 1e3, wall / repeat * 1e3
+
+
+def captured(fn):
+    r""":obj:`fn` captured in a CUDA graph (after a warm-up on a side
+    stream), as a function that replays it."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        fn()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        fn()
+    return graph.replay
+
+
+def profile_pass(device, repeat):
+    r"""Where the time of an NBA pass goes."""
+    data = BalanceAwareSampling(sens_attr='s')(load_nba().to(device))
+    conv = BeMapConv(PassThrough(), layout='edge_index').train()
+    resample = lambda: conv(data.x, data.edge_index)  # noqa: E731
+    for _ in range(5):
+        resample()
+    host, wall = host_and_wall_ms(resample, repeat)
+    print(f'NBA pass: {host:.3f} ms on the host, {wall:.3f} ms in all')
+    activities = [ProfilerActivity.CPU]
+    if device.type == 'cuda':
+        activities.append(ProfilerActivity.CUDA)
+    with profile(activities=activities) as prof:
+        for _ in range(repeat):
+            resample()
+        wall_clock()
+    kernels = [
+        event
+        for event in prof.key_averages()
+        if event.device_type.name != 'CPU'
+    ]
+    launched = sum(event.count for event in kernels) / repeat
+    busy = sum(event.self_device_time_total for event in kernels) / repeat
+    print(f'kernels per pass: {launched:.0f}, device time {busy / 1e3:.3f} ms')
+    for event in sorted(kernels, key=lambda e: -e.self_device_time_total)[:8]:
+        share = event.self_device_time_total / repeat / 1e3
+        print(f'  {share:7.3f} ms  {event.key[:58]}')
+    if device.type == 'cuda':
+        _, replay = host_and_wall_ms(captured(resample), repeat)
+        print(f'the pass replayed from a CUDA graph: {replay:.3f} ms')
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     add_sizes_argument(parser, [0.5, 2.2, 8.0])
     parser.add_argument('--repeat', type=int, default=30)
     add_device_argument(parser)
+    parser.add_argument(
+        '--profile', action='store_true', help='where an NBA pass spends'
+    )
     args = parser.parse_args()
     device = chosen_device(args.device)
     print(setup_line(device))
+    if args.profile:
+        return profile_pass(device, args.repeat)
     print(
         f'{"graph":<10}{"edges":>12}{"pass ms":>11}{"Medges/s":>10}'
         f'{"floor ms":>11}{"/floor":>9}{"fn/pass":>8}'

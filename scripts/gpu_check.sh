@@ -22,6 +22,8 @@ run() {  # name, command...
 run tests "$PY" -m pytest -q -m cuda -p no:cacheprovider tests/test_cuda.py
 run resample "$PY" benchmarks/bench_resample.py --device "$DEVICE" \
     --sizes 0.5 2.2 16 100
+run profile "$PY" benchmarks/bench_resample.py --device "$DEVICE" \
+    --profile
 run step "$PY" benchmarks/bench_step.py --device "$DEVICE"
 run end_to_end "$PY" benchmarks/bench_end_to_end.py --device "$DEVICE" \
     --pairs 3
