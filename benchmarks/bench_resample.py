@@ -54,13 +54,22 @@ def floor(edge_index, weight):
     return draw
 
 
-def measure(name, data, device, repeat):
+def training_pass(data, device):
+    r"""The transformed graph on :obj:`device` and a training-mode call of
+    :obj:`BeMapConv` around a layer that does nothing (the resample
+    alone), called once: the sampler and its plan are built once per
+    graph."""
     data = BalanceAwareSampling(sens_attr='s')(data.to(device))
     conv = BeMapConv(PassThrough(), layout='edge_index').train()
+    resample = lambda: conv(data.x, data.edge_index)  # noqa: E731
+    resample()
+    return data, resample
+
+
+def measure(name, data, device, repeat):
+    data, resample = training_pass(data, device)
     plain = data.edge_index.as_tensor()
     weight = data.bemap_balance / data.bemap_balance.max()
-    resample = lambda: conv(data.x, data.edge_index)  # noqa: E731
-    resample()  # the sampler and its plan are built once per graph
 
     def functional():
         balanced_edge_sample(data.edge_index, data.s, data.bemap_balance)
@@ -103,9 +112,7 @@ def captured(fn):
 
 def profile_pass(device, repeat):
     r"""Where the time of an NBA pass goes."""
-    data = BalanceAwareSampling(sens_attr='s')(load_nba().to(device))
-    conv = BeMapConv(PassThrough(), layout='edge_index').train()
-    resample = lambda: conv(data.x, data.edge_index)  # noqa: E731
+    _, resample = training_pass(load_nba(), device)
     for _ in range(5):
         resample()
     host, wall = host_and_wall_ms(resample, repeat)

@@ -72,7 +72,6 @@ def test_the_version_is_stated_once_in_the_project_file():
 
 def test_the_changelog_has_a_section_for_this_version():
     import os.path as osp
-    import re
 
     root = osp.dirname(osp.dirname(osp.abspath(__file__)))
     with open(osp.join(root, 'CHANGELOG.md')) as handle:
