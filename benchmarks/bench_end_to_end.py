@@ -10,7 +10,8 @@ two kinds of run alternate (the order swapping every pair), with torch's
 default threads unless --threads says otherwise; whole runs alternate,
 not epochs, since one model's epoch would evict the other's data from the
 caches. Prints the median run of each and the median of the paired ratios
-BeMap / vanilla with their range (target: at most 0.35x).
+BeMap / vanilla with their range (target: at most 0.35x on the CPU,
+0.8x on a GPU).
 
     python benchmarks/bench_end_to_end.py [--epochs 60] [--pairs 9]
         [--datasets nba recidivism] [--root DATA] [--threads 1]
@@ -91,7 +92,8 @@ def measure(name, data, epochs, pairs):
         )
     print(
         f'{"":<11}BeMap / vanilla: median {statistics.median(ratios):.2f}x '
-        f'(range {min(ratios):.2f}-{max(ratios):.2f}x; target <= 0.35x)'
+        f'(range {min(ratios):.2f}-{max(ratios):.2f}x; target <= '
+        f'{0.35 if data.x.device.type == "cpu" else 0.8}x)'
     )
     print(
         f'{"":<11}({data.num_nodes:,} nodes, {data.num_edges:,} edges; '

@@ -19,7 +19,8 @@ from pyg_bemap import (
     to_bemap,
 )
 from pyg_bemap.datasets import load_nba
-from pyg_bemap.rules.draw import group_edges, sampling_plan
+from pyg_bemap.rules.draw import draw_edge_mask, group_edges, sampling_plan
+from pyg_bemap.settings import SamplerSettings
 from tests.conftest import random_graph, run_python
 from tests.reference import (
     assert_rule_4,
@@ -48,7 +49,8 @@ def data():
 
 def test_a_resample_makes_no_host_synchronisation(data):
     conv = BeMapConv(PassThrough(), layout='edge_index').train()
-    conv(data.x, data.edge_index)  # the graph's plan, once
+    for _ in range(2):  # the graph's plan, then the draw's CUDA graph
+        conv(data.x, data.edge_index)
     torch.cuda.synchronize()
     torch.cuda.set_sync_debug_mode('error')
     try:
@@ -69,7 +71,8 @@ def test_a_bemap_training_step_makes_no_host_synchronisation(data):
         torch.nn.functional.cross_entropy(out, target).backward()
         optimizer.step()
 
-    step()  # the graph's plan and memo, once
+    for _ in range(2):  # the graph's plan and memo, the draw's CUDA graph
+        step()
     torch.cuda.synchronize()
     torch.cuda.set_sync_debug_mode('error')
     try:
@@ -129,7 +132,7 @@ def test_a_gpu_sample_obeys_rule_4_and_its_seed(num_groups):
     assert_rule_4(data.edge_index, masks[0].cpu(), data.s)
 
 
-def test_a_gpu_plan_sorts_every_segment_at_once():
+def test_a_gpu_plan_pads_segments_to_rows_of_powers_of_two():
     data = random_graph(5000, 200_000, 2, seed=1)
     plans = {}
     for device in ('cpu', 'cuda'):
@@ -144,13 +147,38 @@ def test_a_gpu_plan_sorts_every_segment_at_once():
             4,
             'balance',
         )
-    assert plans['cpu'].blocks and not plans['cuda'].blocks
-    assert torch.equal(plans['cpu'].keep, plans['cuda'].keep.cpu())
+    cpu, gpu = plans['cpu'], plans['cuda']
+    widths = [width for _, _, width in gpu.blocks]
+    assert widths == sorted(set(widths)) != []
+    assert all(width & (width - 1) == 0 for width in widths)
+    assert gpu.edge_id.numel() > cpu.edge_id.numel()  # padding
+    assert gpu.num_kept == cpu.num_kept
+    assert torch.equal(gpu.fixed_mask.cpu(), cpu.fixed_mask)
+    assert torch.equal(
+        gpu.edge_id[gpu.keep].sort().values.cpu(),
+        cpu.edge_id[cpu.keep].sort().values,
+    )
 
 
 @pytest.mark.parametrize('strategy', ['balance', 'uniform'])
 def test_gpu_inclusion_frequencies_are_successive_sampling(strategy):
     assert_successive_sampling(strategy, 'cuda')
+
+
+def test_a_replayed_draw_is_the_draw_of_its_seed(data):
+    edges = data.edge_index
+    sampler = edges.bemap.sampler(edges, edges.as_tensor())
+    settings = SamplerSettings(beta=0.5)
+    plan = sampler.plan(settings)
+    # the first draw runs, the second is captured, the rest replay
+    masks = [sampler.draw(settings, seed).mask for seed in (7, 8, 7, 9, 8)]
+    for seed, mask in zip((7, 8, 7, 9, 8), masks):
+        generator = torch.Generator('cuda').manual_seed(seed)
+        assert torch.equal(mask, draw_edge_mask(plan, generator))
+    assert torch.equal(masks[0], masks[2]) and torch.equal(masks[1], masks[4])
+    assert not torch.equal(masks[0], masks[1])
+    plain = edges.as_tensor().cpu()
+    assert_rule_4(plain, masks[3].cpu(), data.s.cpu(), beta=0.5)
 
 
 def test_a_captured_draw_replays_a_new_sample_each_time(data):

@@ -107,7 +107,7 @@ PUBLIC_MODULES = {
 INTERNALS = set(
     'CallReplay pass_sample GraphInput LayerCall choose_route GraphSampler '
     'Sample SEED_RANGE git_blob_id group_edges EdgeGrouping SamplingPlan '
-    'sampling_plan draw_edge_mask draw_seeded_edge_mask draw_seed '
+    'sampling_plan draw_edge_mask SeededReplay draw_seed '
     'MaskedAdjacency remembered carrier_of from_checked sampler '
     'private_api'.split()
 )

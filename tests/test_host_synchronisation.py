@@ -7,9 +7,9 @@ synchronisation. Checked here on the CPU, where CI runs; on a GPU,
 Two checks cover what a GPU runs:
 
 * the draw, the kept edges and the CSR parts of a sample, as a device other
-  than the CPU takes them (its plan puts every segment in one sort, and
-  NumPy is not used), run on the :obj:`meta` device, which has no values
-  and raises on every op that needs one;
+  than the CPU takes them (its plan pads segments to rows of powers of
+  two, and NumPy is not used), run on the :obj:`meta` device, which has no
+  values and raises on every op that needs one;
 * a whole training step (forward and backward, every route) runs on the CPU
   under a dispatch mode that records every op that synchronises on a GPU;
   the only one allowed is the draw of the pass's seed from torch's CPU
@@ -157,16 +157,16 @@ def test_the_detector_sees_what_synchronises():
 
 def off_the_cpu_plan(graph, monkeypatch) -> tuple[SamplingPlan, int]:
     r"""The plan of :obj:`graph` as a device other than the CPU has it
-    (every segment in the one segmented sort), on the :obj:`meta`
+    (segments padded to rows of powers of two), on the :obj:`meta`
     device."""
-    monkeypatch.setattr(draw_module, '_sorts_in_blocks', lambda device: False)
+    monkeypatch.setattr(draw_module, '_pads_rows', lambda device: True)
     info = graph.edge_index.bemap
     edges = graph.edge_index.as_tensor()
     grouping = group_edges(edges, info.sens, info.num_groups)
     plan = sampling_plan(
         edges, grouping, info.sens, info.balance, 0.25, 4, 'balance'
     )
-    assert not plan.blocks
+    assert plan.blocks and plan.edge_id.numel() > plan.keep.numel()
     on_meta = [
         value.to('meta') if isinstance(value, torch.Tensor) else value
         for value in plan
@@ -204,9 +204,10 @@ def test_off_the_cpu_a_draw_reads_no_value_and_takes_its_size_from_the_plan(
 
 
 def test_off_the_cpu_a_draw_is_the_same_few_ops_on_any_graph(monkeypatch):
-    r"""A GPU launches a kernel per op: the draw's ops do not grow with the
-    graph (no loop over blocks or segment sizes)."""
-    counts = []
+    r"""A GPU launches a kernel per op: the draw's ops grow with the number
+    of blocks alone, at most one per power of two up to the widest row
+    (not with the graph, nor with its segment sizes)."""
+    per_block = []
     for num_nodes in (200, 5000):
         graph = BalanceAwareSampling()(
             random_graph(num_nodes, 40 * num_nodes, 2, seed=1)
@@ -214,5 +215,8 @@ def test_off_the_cpu_a_draw_is_the_same_few_ops_on_any_graph(monkeypatch):
         plan, _ = off_the_cpu_plan(graph, monkeypatch)
         with OpCount() as ops:
             draw_edge_mask(plan)
-        counts.append(ops.count)
-    assert counts[0] == counts[1] < 20
+        assert len(plan.blocks) < draw_module._MAX_ROW_WIDTH.bit_length()
+        per_block.append((ops.count, len(plan.blocks)))
+    (small, blocks), (large, more_blocks) = per_block
+    assert large - small == 3 * (more_blocks - blocks)
+    assert small - 3 * blocks < 20

@@ -19,10 +19,11 @@ import torch
 from torch import Tensor
 
 from pyg_bemap.infra.private_api import version_counter
+from pyg_bemap.infra.replay import SeededReplay
 from pyg_bemap.rules.draw import (
     EdgeGrouping,
     SamplingPlan,
-    draw_seeded_edge_mask,
+    draw_edge_mask,
     group_edges,
     kept_positions,
     sampling_plan,
@@ -99,6 +100,7 @@ class GraphSampler:
         if _is_edge_list(graph):  # its memory is never another tensor's
             self._pinned = graph.as_subclass(Tensor)
         self._plans: dict[tuple[float, int, str], SamplingPlan] = {}
+        self._draws: dict[tuple[float, int, str], SeededReplay] = {}
         #: What routes derive from the whole graph, by their own keys.
         self.memo: dict[Any, Any] = {}
         #: Per thread: the pass each setting's current sample belongs to.
@@ -143,9 +145,18 @@ class GraphSampler:
 
     def draw(self, settings: SamplerSettings, seed: int) -> Sample:
         r"""The sample of :obj:`settings` drawn from :obj:`seed`: the same
-        seed gives the same mask."""
+        seed gives the same mask. The keys come from a generator seeded
+        with :obj:`seed`; on CUDA a plan drawn again replays its draw from
+        a CUDA graph (:class:`~pyg_bemap.infra.replay.SeededReplay`)."""
         plan = self.plan(settings)
-        return Sample(seed, draw_seeded_edge_mask(plan, seed), plan.num_kept)
+        draw = remembered(
+            self._draws,
+            settings.draw_key,
+            lambda: SeededReplay(
+                functools.partial(draw_edge_mask, plan), self.sens.device
+            ),
+        )
+        return Sample(seed, draw(seed), plan.num_kept)
 
     def whole(self) -> Sample:
         r"""The full graph as a sample (seed :obj:`-1`) that keeps every

@@ -27,12 +27,23 @@ from tests.reference import (
     reference_sample,
 )
 
-# Segments are sorted in row-wise blocks, or all in the segmented "tail" sort.
-LAYOUTS = {'blocks': 1, 'tail': 10**9}
+# Segments are sorted in blocks of rows of their own size (as on the CPU),
+# in blocks of rows padded to powers of two up to 16 and the longer ones in
+# the segmented "tail" sort (as on other devices), or all in the tail.
+LAYOUTS = ['blocks', 'padded', 'tail']
 # Keys from one generator, or in chunks of 1000 with their own generators
 # (as on graphs with more than threads.CHUNK sampled edges), and block
 # rows sorted in pieces of about 1000 entries.
 CHUNKS = {'one-generator': threads_module.CHUNK, 'chunked': 1000}
+
+
+def use_layout(monkeypatch, layout: str) -> None:
+    r"""Plans on the CPU lay segments out as :obj:`layout` says."""
+    padded = layout == 'padded'
+    monkeypatch.setattr(sampling_module, '_pads_rows', lambda device: padded)
+    monkeypatch.setattr(sampling_module, '_MAX_ROW_WIDTH', 16)
+    rows = 1 if layout == 'blocks' else 10**9
+    monkeypatch.setattr(sampling_module, '_MIN_BLOCK_ROWS', rows)
 
 
 def test_fair_quotas_examples():
@@ -119,10 +130,10 @@ def test_reference_sampler_obeys_rule_4(num_groups, seed):
 
 
 @pytest.mark.parametrize('chunks', list(CHUNKS))
-@pytest.mark.parametrize('layout', list(LAYOUTS))
+@pytest.mark.parametrize('layout', LAYOUTS)
 @pytest.mark.parametrize('seed', range(4))
 def test_rule_4_in_both_layouts(monkeypatch, layout, seed, chunks):
-    monkeypatch.setattr(sampling_module, '_MIN_BLOCK_ROWS', LAYOUTS[layout])
+    use_layout(monkeypatch, layout)
     monkeypatch.setattr(threads_module, 'CHUNK', CHUNKS[chunks])
     data = random_graph(60, 900, 3, seed)
     balance = torch.rand(60, generator=torch.Generator().manual_seed(seed))
@@ -131,7 +142,7 @@ def test_rule_4_in_both_layouts(monkeypatch, layout, seed, chunks):
 
 
 def test_keys_are_float32_under_a_float64_default(monkeypatch):
-    monkeypatch.setattr(sampling_module, '_MIN_BLOCK_ROWS', LAYOUTS['tail'])
+    use_layout(monkeypatch, 'tail')
     data = random_graph(60, 900, 2, 1)
     balance = torch.rand(60, generator=torch.Generator().manual_seed(1))
     default = torch.get_default_dtype()
@@ -223,12 +234,12 @@ def star_graph(num_targets, group0_weights, num_group1):
 
 
 @pytest.mark.parametrize('chunks', list(CHUNKS))
-@pytest.mark.parametrize('layout', list(LAYOUTS))
+@pytest.mark.parametrize('layout', LAYOUTS)
 @pytest.mark.parametrize('strategy', ['balance', 'uniform'])
 def test_inclusion_frequencies_match_successive_sampling(
     monkeypatch, strategy, layout, chunks
 ):
-    monkeypatch.setattr(sampling_module, '_MIN_BLOCK_ROWS', LAYOUTS[layout])
+    use_layout(monkeypatch, layout)
     monkeypatch.setattr(threads_module, 'CHUNK', CHUNKS[chunks])
     assert_successive_sampling(strategy, 'cpu')
 
@@ -264,9 +275,9 @@ def assert_successive_sampling(strategy: str, device: str) -> None:
 
 
 @pytest.mark.parametrize('chunks', list(CHUNKS))
-@pytest.mark.parametrize('layout', list(LAYOUTS))
+@pytest.mark.parametrize('layout', LAYOUTS)
 def test_inclusion_frequencies_match_numpy_choice(monkeypatch, layout, chunks):
-    monkeypatch.setattr(sampling_module, '_MIN_BLOCK_ROWS', LAYOUTS[layout])
+    use_layout(monkeypatch, layout)
     monkeypatch.setattr(threads_module, 'CHUNK', CHUNKS[chunks])
     weights = np.array([3.0, 1.0, 1.0, 0.5])
     edge_index, sens, balance = star_graph(20000, weights.tolist(), 2)
@@ -396,30 +407,35 @@ def test_empty_graphs():
     assert mask.numel() == 0
 
 
-@pytest.mark.parametrize('layout', list(LAYOUTS))
+@pytest.mark.parametrize('layout', LAYOUTS)
 def test_tied_keys_fall_to_the_input_order(monkeypatch, layout):
-    monkeypatch.setattr(sampling_module, '_MIN_BLOCK_ROWS', LAYOUTS[layout])
+    use_layout(monkeypatch, layout)
     data = random_graph(80, 2000, 2, seed=3)
     grouping = group_edges(data.edge_index, data.s, 2)
     plan = sampling_plan(
         data.edge_index, grouping, data.s, torch.ones(80), 0.25, 4, 'uniform'
     )
-    assert (len(plan.blocks) > 0) == (layout == 'blocks')
-    # keys from 4 values: most segments hold ties
+    assert (len(plan.blocks) > 0) == (layout != 'tail')
+    # keys from 4 values: most segments hold ties; padding's keys are +inf
     gen = torch.Generator().manual_seed(0)
     key = torch.randint(4, (plan.edge_id.numel(),), generator=gen).float()
+    padding = torch.zeros_like(key, dtype=torch.bool)
+    if plan.key_scale is not None:
+        padding = plan.key_scale.isinf()
+    key[padding] = torch.inf
     order = sampling_module._order_in_segments(plan, key)
     kept = plan.edge_id[order[plan.keep] & sampling_module._SLOT_MASK]
     # reference: in every segment, the quota smallest (key, input edge)
-    src, dst = data.edge_index[:, plan.edge_id]
+    edge_id, key = plan.edge_id[~padding], key[~padding]
+    src, dst = data.edge_index[:, edge_id]
     segment = dst * 2 + data.s[src]
-    quota = Counter(segment[plan.keep].tolist())
-    ranked = np.lexsort((plan.edge_id, key, segment))
+    quota = Counter(segment[plan.keep - padding.cumsum(0)[plan.keep]].tolist())
+    ranked = np.lexsort((edge_id, key, segment))
     place = Counter()
     expected = []
     for i in ranked.tolist():
         g = int(segment[i])
         if place[g] < quota[g]:
-            expected.append(int(plan.edge_id[i]))
+            expected.append(int(edge_id[i]))
         place[g] += 1
     assert sorted(kept.tolist()) == sorted(expected)

@@ -6,24 +6,25 @@ The work splits in three stages, so that a resample only does the random part:
 1. :func:`group_edges` (once per graph): sorts the non-self-loop edges by
    target node and group of the source node.
 2. :func:`sampling_plan` (once per graph and setting): the quota of every
-   segment (:func:`fair_quotas`), the edges always kept, and the edges of the
-   segments that must be sampled, laid out by segment size. On the CPU,
-   segments of equal size form one dense block (no padding); blocks of few
-   rows are left to one segmented sort (the "tail"), which costs less than a
-   sort call per small block. On other devices every segment is in the
-   tail: one segmented sort is one kernel there, where a sort per block
-   would be one launch each.
-3. :func:`draw_edge_mask` (every training pass): one random key per sampled
-   edge, a row-wise sort of every block (of words that pack a key above its
-   slot, so no index array is sorted along), one segmented sort of the
-   tail, and a mask. Its size is fixed by the plan and nothing reads a
-   value of the device's tensors, so a GPU runs it without a host
-   synchronisation. On large graphs on the CPU the keys are drawn in
-   chunks and the rows sorted in pieces on torch's threads
-   (``infra/threads.py``).
-   :func:`draw_seeded_edge_mask` draws the keys from a generator seeded
-   with one integer, so that a sample can be drawn again from its seed
-   alone.
+   segment (:func:`fair_quotas`), the edges always kept, and the "slots" of
+   the edges of the segments that must be sampled: segments sit in rows of
+   blocks, one block per row width, and the rest in one segmented sort (the
+   "tail"). On the CPU a block holds segments of one size with at least
+   :obj:`_MIN_BLOCK_ROWS` rows (no padding; NumPy sorts the rows); on other
+   devices, every segment of up to :obj:`_MAX_ROW_WIDTH` edges sits in the
+   block of the next power of two, padded with slots whose keys are
+   :math:`+\infty`: at most a dozen blocks, whose rows torch sorts in
+   on-chip memory (on an H200 at 16M edges, a pass as fast as with one
+   segmented sort of every key, and with a quarter of the kernels of
+   blocks of exact sizes).
+3. :func:`draw_edge_mask` (every training pass): one random key per slot, a
+   row-wise sort of every block (of words that pack a key above its slot,
+   so no index array is sorted along), one segmented sort of the tail, and
+   a mask. Its size is fixed by the plan and nothing reads a value of the
+   device's tensors, so a GPU runs it without a host synchronisation (and
+   :class:`~pyg_bemap.sampler.GraphSampler` replays it from a CUDA graph).
+   On large graphs on the CPU the keys are drawn in chunks and the rows
+   sorted in pieces on torch's threads (``infra/threads.py``).
 """
 
 import sys
@@ -36,14 +37,17 @@ from torch import Tensor
 from pyg_bemap.infra.threads import SEED_RANGE, sort_rows, uniform
 from pyg_bemap.rules.quotas import fair_quotas, neighbour_weights
 
-# Blocks with fewer rows go to the tail.
+# On the CPU, blocks with fewer rows go to the tail.
 _MIN_BLOCK_ROWS = 16
+# Elsewhere, longer segments go to the tail: torch sorts rows of up to 4096
+# entries in one kernel, in on-chip memory.
+_MAX_ROW_WIDTH = 4096
 # A sort word holds a key's bits above a slot of 32 bits; it is built as
 # two int32 halves, which memory holds low half first on little-endian
 # machines (step 1 of a slice) and high half first on others (step -1).
 _SLOT_MASK = 2**32 - 1
 _LOW_HALF_FIRST = 1 if sys.byteorder == 'little' else -1
-# Slots are int32 there: at most 2**31 - 1 sampled edges.
+# Slots are int32 there: at most 2**31 - 1 slots.
 _MAX_SAMPLED = 2**31 - 1
 
 
@@ -62,12 +66,12 @@ class SamplingPlan(NamedTuple):
     num_edges: int
     num_kept: int  #: edges every sample keeps: its size, fixed by the plan.
     fixed_mask: Tensor  #: [E] edges kept in every sample.
-    edge_id: Tensor  #: [S] input-edge ids of the sampled segments' edges.
-    key_scale: Tensor | None  #: [S] -1 / weight, None for uniform.
-    keep: Tensor  #: [K] the row-wise sorted slots that are kept.
-    blocks: list[tuple[int, int, int]]  #: (offset, rows, size) per block.
-    tail_slot: Tensor  #: [T] the slots of blocks with few rows.
-    tail_segment: Tensor  #: [T] their segments, non-decreasing.
+    edge_id: Tensor  #: [S] input-edge id of every slot (padding: 0).
+    key_scale: Tensor | None  #: [S] -1 / weight, -inf for padding.
+    keep: Tensor  #: [K] the slots kept once every segment is sorted.
+    blocks: list[tuple[int, int, int]]  #: (offset, rows, width) per block.
+    tail_start: int  #: the first slot of the tail, which runs to the end.
+    tail_segment: Tensor  #: [T] the tail slots' segments, non-decreasing.
 
 
 def group_edges(
@@ -107,68 +111,115 @@ def sampling_plan(
 
     partial = (seg_quota > 0) & (seg_quota < seg_size)
     segment, edge_id = grouping.segment[partial], grouping.perm[partial]
-    if edge_id.numel() > _MAX_SAMPLED:
-        raise ValueError(
-            f'{edge_id.numel():,} edges lie in neighbourhoods that must be '
-            f'sampled; a sampler handles at most {_MAX_SAMPLED:,}: split '
-            f'the graph, e.g. with a NeighborLoader'
-        )
     size, quota_of = seg_size[partial], seg_quota[partial]
-    # Lay segments out by size: segments of one size form a dense block.
+    # Segments by the width of their rows, the tail (width 0) last; the
+    # edges of a segment stay in input order.
+    width = _row_width(size)
+    last = int(width.max()) + 1 if width.numel() else 1
+    num_segments = int(segment.max()) + 1 if segment.numel() else 1
     order = torch.sort(
-        size * (segment.max() + 1 if segment.numel() else 1) + segment,
+        torch.where(width > 0, width, last) * num_segments + segment,
         stable=True,
     )[1]
     segment, edge_id = segment[order], edge_id[order]
-    size, quota_of = size[order], quota_of[order]
-    slot = torch.arange(segment.numel(), device=segment.device)
+    size, quota_of, width = size[order], quota_of[order], width[order]
+    # A segment spans a row of its block (its edges, then padding) or, in
+    # the tail, its edges alone.
+    place = torch.arange(segment.numel(), device=segment.device)
     is_start = torch.ones_like(segment, dtype=torch.bool)
     is_start[1:] = segment[1:] != segment[:-1]
-    start = torch.cummax(torch.where(is_start, slot, 0), 0).values
-    keep = ((slot - start) < quota_of).nonzero().view(-1)
-    blocks = _blocks(size) if _sorts_in_blocks(segment.device) else []
-    in_tail = torch.ones_like(is_start)
-    for offset, rows, size_ in blocks:
-        in_tail[offset : offset + rows * size_] = False
-    tail_slot = in_tail.nonzero().view(-1)
-    tail_segment = is_start.cumsum(0).index_select(0, tail_slot)
+    rank = place - torch.cummax(torch.where(is_start, place, 0), 0).values
+    span = torch.where(width > 0, width, size)[is_start]
+    first_slot = torch.cumsum(span, 0) - span
+    seg_index = is_start.cumsum(0) - 1
+    slot = first_slot[seg_index] + rank
+    num_slots = int(span.sum())
+    if num_slots > _MAX_SAMPLED:
+        raise ValueError(
+            f'{segment.numel():,} edges lie in neighbourhoods that must be '
+            f'sampled ({num_slots:,} sort slots); a sampler handles at most '
+            f'{_MAX_SAMPLED:,}: split the graph, e.g. with a NeighborLoader'
+        )
+    in_tail = width == 0
 
     weight = neighbour_weights(strategy, balance, grouping.out_degree)
-    key_scale = None
-    if weight is not None:
-        key_scale = -1.0 / weight[edge_index[0, edge_id].long()].float()
     return SamplingPlan(
         edge_index.size(1),
-        int(fixed_mask.sum()) + keep.numel(),
+        int(fixed_mask.sum()) + int((rank < quota_of).sum()),
         fixed_mask,
-        edge_id,
-        key_scale,
-        keep,
-        blocks,
-        tail_slot,
-        tail_segment,
+        _in_slots(edge_id, slot, num_slots, 0),
+        _key_scale(weight, edge_index[0, edge_id], slot, num_slots),
+        slot[rank < quota_of],
+        _blocks(width[is_start], first_slot),
+        num_slots - int(in_tail.sum()),
+        seg_index[in_tail],
     )
 
 
-def _sorts_in_blocks(device: torch.device) -> bool:
-    r"""Whether a plan on :obj:`device` sorts segments of equal size as
-    blocks: on the CPU, where NumPy's row sorts are faster; not elsewhere,
-    where the one segmented sort is one kernel and a sort per block would
-    be one launch each."""
-    return device.type == 'cpu'
+def _row_width(size: Tensor) -> Tensor:
+    r"""For every edge of the segments to sample (:obj:`size`: the size of
+    its segment), the width of the block rows its segment sorts in; 0 for
+    the tail.
+
+    On the CPU a segment's own size, where at least :obj:`_MIN_BLOCK_ROWS`
+    segments have it (NumPy sorts a block of equal rows fastest); on other
+    devices the next power of two up to :obj:`_MAX_ROW_WIDTH` (a dozen
+    blocks, a sort kernel each: at most twice the entries, sorted in
+    on-chip memory)."""
+    if not _pads_rows(size.device):
+        rows = torch.bincount(size)[size] // size
+        return torch.where(rows >= _MIN_BLOCK_ROWS, size, 0)
+    widths = 2 ** torch.arange(_MAX_ROW_WIDTH.bit_length(), device=size.device)
+    width = widths[
+        torch.bucketize(size, widths).clamp_(max=widths.numel() - 1)
+    ]
+    return torch.where(size <= _MAX_ROW_WIDTH, width, 0)
 
 
-def _blocks(size: Tensor) -> list[tuple[int, int, int]]:
-    r"""The (offset, rows, size) of every run of segments of one size
-    with at least :obj:`_MIN_BLOCK_ROWS` rows."""
-    sizes, counts = torch.unique_consecutive(size, return_counts=True)
-    offsets = torch.cumsum(counts, 0) - counts
+def _pads_rows(device: torch.device) -> bool:
+    r"""Whether a plan on :obj:`device` pads segments to rows of powers of
+    two: everywhere but on the CPU."""
+    return device.type != 'cpu'
+
+
+def _in_slots(
+    value: Tensor, slot: Tensor, num_slots: int, padding: float
+) -> Tensor:
+    r""":obj:`value` laid out at :obj:`slot`, :obj:`padding` elsewhere."""
+    if num_slots == slot.numel():  # no padding: the slots are in order
+        return value
+    out = value.new_full((num_slots,), padding)
+    return out.index_copy_(0, slot, value)
+
+
+def _key_scale(
+    weight: Tensor | None, source: Tensor, slot: Tensor, num_slots: int
+) -> Tensor | None:
+    r"""Every slot's factor of :math:`\log U` in its key: :math:`-1/w` of
+    its edge's source, :math:`-\infty` for padding (a key of
+    :math:`+\infty`, sorted last); :obj:`None` for uniform keys with no
+    padding (the key is :math:`U`)."""
+    if weight is not None:
+        scale = -1.0 / weight[source.long()].float()
+    elif num_slots > slot.numel():
+        scale = torch.full_like(slot, -1.0, dtype=torch.float32)
+    else:
+        return None
+    return _in_slots(scale, slot, num_slots, -torch.inf)
+
+
+def _blocks(width: Tensor, first_slot: Tensor) -> list[tuple[int, int, int]]:
+    r"""The (first slot, rows, width) of every block, from the row width
+    and first slot of every segment (blocks in order of width, the tail's
+    width 0 last)."""
+    widths, rows = torch.unique_consecutive(width, return_counts=True)
+    first_row = torch.cumsum(rows, 0) - rows
     return [
-        (offset, count // n, n)
-        for offset, count, n in zip(
-            offsets.tolist(), counts.tolist(), sizes.tolist()
+        (offset, count, width_)
+        for offset, count, width_ in zip(
+            first_slot[first_row].tolist(), rows.tolist(), widths.tolist()
         )
-        if count // n >= _MIN_BLOCK_ROWS
+        if width_ > 0
     ]
 
 
@@ -207,7 +258,7 @@ def _order_in_segments(plan: SamplingPlan, key: Tensor) -> Tensor:
     words are distinct, so every sort gives the same order, and no index
     array is carried along.
     """
-    if not plan.blocks:  # small graphs: every segment in the tail
+    if not plan.blocks:  # every segment in the tail
         return _segmented_argsort(key, plan.tail_segment)
     slot = torch.arange(key.numel(), dtype=torch.int32, device=key.device)
     halves = (slot, key.view(torch.int32))  # (low, high) 32 bits
@@ -215,15 +266,14 @@ def _order_in_segments(plan: SamplingPlan, key: Tensor) -> Tensor:
     words = words.view(-1)
     sort_rows(
         [
-            words[offset : offset + rows * size].view(rows, size)
-            for offset, rows, size in plan.blocks
+            words[offset : offset + rows * width].view(rows, width)
+            for offset, rows, width in plan.blocks
         ]
     )
-    if plan.tail_slot.numel():
-        order = _segmented_argsort(
-            key.index_select(0, plan.tail_slot), plan.tail_segment
-        )
-        words.index_copy_(0, plan.tail_slot, plan.tail_slot[order])
+    start = plan.tail_start
+    if start < key.numel():
+        order = _segmented_argsort(key[start:], plan.tail_segment)
+        words[start:] = order.add_(start)
     return words
 
 
@@ -233,23 +283,6 @@ def draw_seed(generator: torch.Generator | None = None) -> int:
     device = generator.device if generator is not None else 'cpu'
     seed = torch.randint(SEED_RANGE, (1,), generator=generator, device=device)
     return int(seed.item())
-
-
-def draw_seeded_edge_mask(plan: SamplingPlan, seed: int) -> Tensor:
-    r""":func:`draw_edge_mask` with keys from a generator seeded with
-    :obj:`seed` on the plan's device: the same seed gives the same mask.
-
-    While a CUDA graph is captured, the keys come from the device's default
-    generator instead (:obj:`seed` is not used): a replay runs the captured
-    kernels without Python, and only that generator, which every replay
-    advances, gives each replay new keys (a generator seeded here would give
-    every replay the keys of the capture). Replays are then reproducible
-    from :func:`torch.cuda.manual_seed`."""
-    device = plan.fixed_mask.device
-    if device.type == 'cuda' and torch.cuda.is_current_stream_capturing():
-        return draw_edge_mask(plan)
-    generator = torch.Generator(device=device)
-    return draw_edge_mask(plan, generator.manual_seed(seed))
 
 
 def _segmented_argsort(key: Tensor, segment: Tensor) -> Tensor:
