@@ -132,7 +132,7 @@ def test_reference_sampler_obeys_rule_4(num_groups, seed):
 @pytest.mark.parametrize('chunks', list(CHUNKS))
 @pytest.mark.parametrize('layout', LAYOUTS)
 @pytest.mark.parametrize('seed', range(4))
-def test_rule_4_in_both_layouts(monkeypatch, layout, seed, chunks):
+def test_rule_4_in_every_layout(monkeypatch, layout, seed, chunks):
     use_layout(monkeypatch, layout)
     monkeypatch.setattr(threads_module, 'CHUNK', CHUNKS[chunks])
     data = random_graph(60, 900, 3, seed)
@@ -405,6 +405,44 @@ def test_empty_graphs():
         torch.ones(2),
     )
     assert mask.numel() == 0
+
+
+def test_a_padded_plan_lays_segments_in_rows_of_powers_of_two(monkeypatch):
+    use_layout(monkeypatch, 'padded')
+    data = random_graph(80, 2000, 2, seed=3)
+    grouping = group_edges(data.edge_index, data.s, 2)
+    plan = sampling_plan(
+        data.edge_index,
+        grouping,
+        data.s,
+        torch.rand(80) + 0.1,
+        0.25,
+        4,
+        'balance',
+    )
+    size = grouping.neighbour_count.view(-1)
+    padding = plan.key_scale.isinf()
+    assert plan.blocks and padding.any()
+    end = 0
+    for offset, rows, width in plan.blocks:
+        assert offset == end and width & (width - 1) == 0 and width <= 16
+        end = offset + rows * width
+        block = plan.edge_id[offset:end].view(rows, width)
+        real = ~padding[offset:end].view(rows, width)
+        # a row holds one segment, of more than half its width, padded
+        for row, is_real in zip(block, real):
+            n = int(is_real.sum())
+            assert width // 2 < n == int(is_real[:n].sum())
+            src, dst = data.edge_index[:, row[:n]]
+            segment = set((dst * 2 + data.s[src]).tolist())
+            assert len(segment) == 1 and size[segment.pop()] == n
+    assert end == plan.tail_start and not padding[end:].any()
+    tail = plan.edge_id[end:]
+    src, dst = data.edge_index[:, tail]
+    assert (size[dst * 2 + data.s[src]] > 16).all()
+    assert plan.edge_id.numel() - int(padding.sum()) == len(
+        set(plan.edge_id[~padding].tolist())
+    )
 
 
 @pytest.mark.parametrize('layout', LAYOUTS)
