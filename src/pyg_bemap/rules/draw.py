@@ -70,8 +70,8 @@ class SamplingPlan(NamedTuple):
     key_scale: Tensor | None  #: [S] -1 / weight, -inf for padding.
     keep: Tensor  #: [K] the slots kept once every segment is sorted.
     blocks: list[tuple[int, int, int]]  #: (offset, rows, width) per block.
-    tail_start: int  #: the first slot of the tail, which runs to the end.
-    tail_segment: Tensor  #: [T] the tail slots' segments, non-decreasing.
+    tail_slot: Tensor  #: [T] the slots of the segments in no block.
+    tail_segment: Tensor  #: [T] their segments, non-decreasing.
 
 
 def group_edges(
@@ -112,17 +112,15 @@ def sampling_plan(
     partial = (seg_quota > 0) & (seg_quota < seg_size)
     segment, edge_id = grouping.segment[partial], grouping.perm[partial]
     size, quota_of = seg_size[partial], seg_quota[partial]
-    # Segments by the width of their rows, the tail (width 0) last; the
-    # edges of a segment stay in input order.
-    width = _row_width(size)
-    last = int(width.max()) + 1 if width.numel() else 1
-    num_segments = int(segment.max()) + 1 if segment.numel() else 1
+    # Segments by size (so that segments of one row width lie together),
+    # the edges of a segment in input order.
     order = torch.sort(
-        torch.where(width > 0, width, last) * num_segments + segment,
+        size * (segment.max() + 1 if segment.numel() else 1) + segment,
         stable=True,
     )[1]
     segment, edge_id = segment[order], edge_id[order]
-    size, quota_of, width = size[order], quota_of[order], width[order]
+    size, quota_of = size[order], quota_of[order]
+    width = _row_width(size)
     # A segment spans a row of its block (its edges, then padding) or, in
     # the tail, its edges alone.
     place = torch.arange(segment.numel(), device=segment.device)
@@ -151,7 +149,7 @@ def sampling_plan(
         _key_scale(weight, edge_index[0, edge_id], slot, num_slots),
         slot[rank < quota_of],
         _blocks(width[is_start], first_slot),
-        num_slots - int(in_tail.sum()),
+        slot[in_tail],
         seg_index[in_tail],
     )
 
@@ -210,8 +208,7 @@ def _key_scale(
 
 def _blocks(width: Tensor, first_slot: Tensor) -> list[tuple[int, int, int]]:
     r"""The (first slot, rows, width) of every block, from the row width
-    and first slot of every segment (blocks in order of width, the tail's
-    width 0 last)."""
+    (0: none) and first slot of every segment, in order of size."""
     widths, rows = torch.unique_consecutive(width, return_counts=True)
     first_row = torch.cumsum(rows, 0) - rows
     return [
@@ -270,10 +267,11 @@ def _order_in_segments(plan: SamplingPlan, key: Tensor) -> Tensor:
             for offset, rows, width in plan.blocks
         ]
     )
-    start = plan.tail_start
-    if start < key.numel():
-        order = _segmented_argsort(key[start:], plan.tail_segment)
-        words[start:] = order.add_(start)
+    if plan.tail_slot.numel():
+        order = _segmented_argsort(
+            key.index_select(0, plan.tail_slot), plan.tail_segment
+        )
+        words.index_copy_(0, plan.tail_slot, plan.tail_slot[order])
     return words
 
 
