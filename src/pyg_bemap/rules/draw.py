@@ -138,16 +138,16 @@ def sampling_plan(
             f'sampled ({num_slots:,} sort slots); a sampler handles at most '
             f'{_MAX_SAMPLED:,}: split the graph, e.g. with a NeighborLoader'
         )
-    in_tail = width == 0
+    in_tail, kept = width == 0, rank < quota_of
 
     weight = neighbour_weights(strategy, balance, grouping.out_degree)
     return SamplingPlan(
         edge_index.size(1),
-        int(fixed_mask.sum()) + int((rank < quota_of).sum()),
+        int(fixed_mask.sum()) + int(kept.sum()),
         fixed_mask,
         _in_slots(edge_id, slot, num_slots, 0),
         _key_scale(weight, edge_index[0, edge_id], slot, num_slots),
-        slot[rank < quota_of],
+        slot[kept],
         _blocks(width[is_start], first_slot),
         slot[in_tail],
         seg_index[in_tail],
