@@ -27,16 +27,29 @@ NUMBER = re.compile(r'-?\d+\.\d+')
 
 
 def assert_close_numbers(text: str, expected: str) -> None:
-    r"""The same text, with every decimal number within 0.006 (training
-    on sums in another order moves the last digits, and a probe's accuracy
-    by a node or two of NBA's 403) or 0.1 % of the committed one."""
+    r"""The same text, with every decimal number within 0.1 % of the
+    committed one or, whichever is more, within 0.006 (training on sums
+    in another order moves the last digits, and a probe's accuracy by a
+    node or two of NBA's 403) or 0.05 for a number printed with two
+    places (points of a mean over seeds: another CPU moved the quick
+    start's GCN AUC by 0.02 and its paired differences with it; a changed
+    sample moves them by 0.2 and more)."""
     assert NUMBER.sub('#', text) == NUMBER.sub('#', expected)
     for got, want in zip(NUMBER.findall(text), NUMBER.findall(expected)):
-        assert float(got) == pytest.approx(float(want), rel=1e-3, abs=6e-3)
+        points = len(want.split('.')[1]) <= 2
+        tolerance = 5e-2 if points else 6e-3
+        assert float(got) == pytest.approx(
+            float(want), rel=1e-3, abs=tolerance
+        )
 
 
 def test_close_numbers_are_strict_about_the_text():
     assert_close_numbers('acc 0.817, gap 3.1345', 'acc 0.812, gap 3.1369')
+    assert_close_numbers('AUC 78.73 ± 7.41', 'AUC 78.71 ± 7.40')
+    with pytest.raises(AssertionError):
+        assert_close_numbers('AUC -0.55 [-0.55]', 'AUC -0.42 [-2.73]')
+    with pytest.raises(AssertionError):
+        assert_close_numbers('gap 0.0570', 'gap 0.0211')
     with pytest.raises(AssertionError):
         assert_close_numbers('acc 0.830', 'acc 0.812')
     with pytest.raises(AssertionError):

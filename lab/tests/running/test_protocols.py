@@ -9,7 +9,7 @@ from pyg_bemap_lab.cli import main
 from pyg_bemap_lab.io.store import RunStore, run_key
 from pyg_bemap_lab.reporting.tables import comparisons, protocol_report
 from pyg_bemap_lab.run_config import RunConfig
-from pyg_bemap_lab.running.execution import run_protocol
+from pyg_bemap_lab.running.execution import prepared_graph, run_protocol
 from pyg_bemap_lab.running.planning import (
     chosen_configs,
     missing_runs,
@@ -111,6 +111,13 @@ def test_report_pairs_and_marks():
     default = PROTOCOLS['default']
     assert len(default.grid_configs()) == 32
     assert default.seeds == tuple(range(10)) and default.max_epochs == 1000
+
+
+def test_a_run_reads_its_graph_without_printing(tmp_path, monkeypatch, capfd):
+    monkeypatch.delenv('PYTEST_CURRENT_TEST')  # PyG keeps quiet under it
+    data = prepared_graph(TINY, str(tmp_path), 'nba', TINY.config, 0)
+    assert data.num_nodes == 403 and int(data.train_mask.sum()) > 0
+    assert capfd.readouterr() == ('', '')  # the workers of a notebook's run
 
 
 def test_record_identity():

@@ -164,7 +164,8 @@ def prepared_graph(
         if scale:
             graph.x = scale_features(graph.x)
     else:
-        graph = FairGraphDataset(root, dataset, feature_norm=scale)[0]
+        read = FairGraphDataset(root, dataset, feature_norm=scale, log=False)
+        graph = read[0]
     data = BalanceAwareSampling(settings=config.sampler)(graph)
     if protocol.split == 'reference':
         spec = SPECS[dataset]
