@@ -207,16 +207,19 @@ def test_off_the_cpu_a_draw_is_the_same_few_ops_on_any_graph(monkeypatch):
     r"""A GPU launches a kernel per op: the draw's ops grow with the number
     of blocks alone, at most one per power of two up to the widest row
     (not with the graph, nor with its segment sizes)."""
-    per_block = []
-    for num_nodes in (200, 5000):
+    counts = []
+    for num_nodes, degree in ((200, 8), (5000, 8), (1000, 160)):
         graph = BalanceAwareSampling()(
-            random_graph(num_nodes, 40 * num_nodes, 2, seed=1)
+            random_graph(num_nodes, degree * num_nodes, 2, seed=1)
         )
         plan, _ = off_the_cpu_plan(graph, monkeypatch)
         with OpCount() as ops:
             draw_edge_mask(plan)
         assert len(plan.blocks) < draw_module._MAX_ROW_WIDTH.bit_length()
-        per_block.append((ops.count, len(plan.blocks)))
-    (small, blocks), (large, more_blocks) = per_block
-    assert large - small == 3 * (more_blocks - blocks)
-    assert small - 3 * blocks < 20
+        counts.append((ops.count, len(plan.blocks)))
+    # a larger graph, the same blocks: the same ops
+    assert counts[0] == counts[1]
+    (many, more_blocks), (few, blocks) = counts[0], counts[2]
+    per_block, rest = divmod(many - few, more_blocks - blocks)
+    assert more_blocks > blocks and rest == 0 and per_block <= 8
+    assert few - per_block * blocks < 20

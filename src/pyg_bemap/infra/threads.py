@@ -1,7 +1,7 @@
 r"""The serial parts of a resample of a large graph on the CPU, spread
 over torch's intra-op threads: uniform random numbers drawn chunk by
-chunk, and row sorts (a GPU does both in parallel on its own, through the
-same two functions).
+chunk (a GPU draws them in parallel on its own, through the same
+function), and row sorts.
 
 torch's CPU generator draws one number after the other, and NumPy sorts on
 one core, so a resample of a large graph would wait for one core. Beyond
@@ -56,16 +56,9 @@ def uniform(
 
 
 def sort_rows(blocks: Sequence[Tensor]) -> None:
-    r"""Sorts every row of every 2-D tensor of :obj:`blocks` in place: on
-    the CPU with NumPy (several times faster than torch on short rows), in
-    pieces of about :obj:`CHUNK` entries spread over the threads; elsewhere
-    with :func:`torch.sort`, one call per block."""
-    if not blocks:
-        return
-    if blocks[0].device.type != 'cpu':
-        for block in blocks:
-            block.copy_(torch.sort(block, dim=1).values)
-        return
+    r"""Sorts every row of every 2-D CPU tensor of :obj:`blocks` in place
+    with NumPy (several times faster than torch on short rows), in pieces
+    of about :obj:`CHUNK` entries spread over the threads."""
     if sum(block.numel() for block in blocks) <= CHUNK:  # no thread's worth
         for block in blocks:
             block.numpy().sort(axis=1)

@@ -18,13 +18,15 @@ The work splits in three stages, so that a resample only does the random part:
    segmented sort of every key, and with a quarter of the kernels of
    blocks of exact sizes).
 3. :func:`draw_edge_mask` (every training pass): one random key per slot, a
-   row-wise sort of every block (of words that pack a key above its slot,
-   so no index array is sorted along), one segmented sort of the tail, and
-   a mask. Its size is fixed by the plan and nothing reads a value of the
-   device's tensors, so a GPU runs it without a host synchronisation (and
-   :class:`~pyg_bemap.sampler.GraphSampler` replays it from a CUDA graph).
-   On large graphs on the CPU the keys are drawn in chunks and the rows
-   sorted in pieces on torch's threads (``infra/threads.py``).
+   row-wise sort of every block (on the CPU of words that pack a key above
+   its slot, so no index array is sorted along; elsewhere of the keys
+   alone, whose places in a row give the slots), one segmented sort of the
+   tail, and a mask. Its size is fixed by the plan and nothing reads a
+   value of the device's tensors, so a GPU runs it without a host
+   synchronisation (and :class:`~pyg_bemap.sampler.GraphSampler` replays
+   it from a CUDA graph). On large graphs on the CPU the keys are drawn in
+   chunks and the rows sorted in pieces on torch's threads
+   (``infra/threads.py``).
 """
 
 import sys
@@ -248,15 +250,27 @@ def draw_edge_mask(
 def _order_in_segments(plan: SamplingPlan, key: Tensor) -> Tensor:
     r"""At every slot :math:`p`, the slot of the :math:`r`-th smallest key
     of :math:`p`'s segment, :math:`r` being :math:`p`'s place in its
-    segment, in the low 32 bits (ties: the smaller slot first).
-
-    A block is sorted row by row as 64-bit words holding a key's bits (the
-    bits of non-negative floats order as the floats) above its slot: the
-    words are distinct, so every sort gives the same order, and no index
-    array is carried along.
-    """
+    segment, in the low 32 bits (ties: the smaller slot first)."""
     if not plan.blocks:  # every segment in the tail
         return _segmented_argsort(key, plan.tail_segment)
+    if _pads_rows(key.device):
+        order = _sorted_padded_rows(plan, key)
+    else:
+        order = _sorted_words(plan, key)
+    if plan.tail_slot.numel():
+        tail = _segmented_argsort(
+            key.index_select(0, plan.tail_slot), plan.tail_segment
+        )
+        order.index_copy_(0, plan.tail_slot, plan.tail_slot[tail])
+    return order
+
+
+def _sorted_words(plan: SamplingPlan, key: Tensor) -> Tensor:
+    r"""The blocks of exact sizes (the CPU's), sorted row by row as 64-bit
+    words holding a key's bits (the bits of non-negative floats order as
+    the floats) above its slot: the words are distinct, so every sort
+    gives the same order, and NumPy sorts them in place, with no index
+    array carried along."""
     slot = torch.arange(key.numel(), dtype=torch.int32, device=key.device)
     halves = (slot, key.view(torch.int32))  # (low, high) 32 bits
     words = torch.stack(halves[::_LOW_HALF_FIRST], dim=1).view(torch.long)
@@ -267,12 +281,26 @@ def _order_in_segments(plan: SamplingPlan, key: Tensor) -> Tensor:
             for offset, rows, width in plan.blocks
         ]
     )
-    if plan.tail_slot.numel():
-        order = _segmented_argsort(
-            key.index_select(0, plan.tail_slot), plan.tail_segment
-        )
-        words.index_copy_(0, plan.tail_slot, plan.tail_slot[order])
     return words
+
+
+def _sorted_padded_rows(plan: SamplingPlan, key: Tensor) -> Tensor:
+    r"""The padded blocks (a GPU's), sorted row by row as the float32 keys
+    alone: a stable sort's places in a row plus the row's first slot are
+    the slots (half the bytes of the words, sorted on-chip)."""
+    order = torch.empty_like(key, dtype=torch.long)
+    for offset, rows, width in plan.blocks:
+        end = offset + rows * width
+        place = torch.sort(
+            key[offset:end].view(rows, width), dim=1, stable=True
+        ).indices
+        row_start = torch.arange(offset, end, width, device=key.device)
+        torch.add(
+            place,
+            row_start.unsqueeze(1),
+            out=order[offset:end].view(rows, width),
+        )
+    return order
 
 
 def draw_seed(generator: torch.Generator | None = None) -> int:
