@@ -2,7 +2,9 @@
 # The checks that need a GPU, in one run (issue "GPU"): the tests marked
 # cuda and the benchmarks on the device; ends with one summary line. Run it
 # where CUDA is: bash scripts/gpu_check.sh [device] (default: cuda);
-# PYTHON names the interpreter (default: python).
+# PYTHON names the interpreter (default: python). BASELINE names another
+# tree of the project (say a `git archive` of the last commit): its
+# bench_resample runs first, in the same call, for a before and after.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 DEVICE=${1:-cuda}
@@ -17,6 +19,11 @@ run() {  # name, command...
     else status+=("$name FAILED"); fi
     tail -n 12 "$OUT/$name.txt"
 }
+if [[ -n "${BASELINE:-}" ]]; then
+    run baseline env PYTHONPATH="$BASELINE/src:$BASELINE/lab/src:$BASELINE" \
+        "$PY" "$BASELINE/benchmarks/bench_resample.py" --device "$DEVICE" \
+        --sizes 0.5 2.2 16 100
+fi
 # the GPU's tests live in one module: a GPU image may lack what other test
 # modules import (fairlearn, say), which would stop pytest's collection
 run tests "$PY" -m pytest -q -m cuda -p no:cacheprovider tests/test_cuda.py
