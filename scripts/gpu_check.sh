@@ -11,6 +11,7 @@ DEVICE=${1:-cuda}
 PY=${PYTHON:-python}
 export PYTHONPATH="$PWD/src:$PWD/lab/src:$PWD${PYTHONPATH:+:$PYTHONPATH}"
 OUT=${OUT:-/tmp}/gpu_check
+SIZES=(0.5 2.2 16 100)  # bench_resample's, the baseline's too
 mkdir -p "$OUT"
 status=()
 run() {  # name, command...
@@ -22,13 +23,13 @@ run() {  # name, command...
 if [[ -n "${BASELINE:-}" ]]; then
     run baseline env PYTHONPATH="$BASELINE/src:$BASELINE/lab/src:$BASELINE" \
         "$PY" "$BASELINE/benchmarks/bench_resample.py" --device "$DEVICE" \
-        --sizes 0.5 2.2 16 100
+        --sizes "${SIZES[@]}"
 fi
 # the GPU's tests live in one module: a GPU image may lack what other test
 # modules import (fairlearn, say), which would stop pytest's collection
 run tests "$PY" -m pytest -q -m cuda -p no:cacheprovider tests/test_cuda.py
 run resample "$PY" benchmarks/bench_resample.py --device "$DEVICE" \
-    --sizes 0.5 2.2 16 100
+    --sizes "${SIZES[@]}"
 run profile "$PY" benchmarks/bench_resample.py --device "$DEVICE" \
     --profile
 run step "$PY" benchmarks/bench_step.py --device "$DEVICE"
