@@ -29,8 +29,7 @@ from pyg_bemap_lab.selection import DEFAULT_RULE, STORED_RULES, check_rule
 #: (dataset, backbone), from the runs stored in
 #: ``lab/results/evaluation/runs.jsonl`` (a test checks them against the
 #: stored runs). Every backbone's is chosen on the whole grid, input
-#: dropout included, but GAT's on Credit, chosen on the runs stored so
-#: far, which tried the input dropout at the hidden layer's rate only.
+#: dropout included.
 TUNED: dict[tuple[str, str], dict[str, Any]] = {
     ('nba', 'MLP'): dict(
         lr=1e-2, hidden=128, dropout=0.0, input_dropout=0.5, scale=True
