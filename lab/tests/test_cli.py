@@ -224,6 +224,37 @@ def test_ctrl_c_ends_compare_and_its_workers_within_3_seconds(tmp_path):
         assert left == []  # the workers ended with it
 
 
+def _raise_wrapped_ctrl_c(args):
+    # a Ctrl-C inside an import that defines a class reaches the command
+    # wrapped, "RuntimeError: Error calling __set_name__ ..." (one of 40
+    # presses 8 seconds into compare)
+    try:
+        raise KeyboardInterrupt
+    except KeyboardInterrupt as ctrl_c:
+        raise RuntimeError('Error calling __set_name__') from ctrl_c
+
+
+def test_an_error_that_ctrl_c_caused_is_an_interruption(capsys, monkeypatch):
+    import signal
+
+    monkeypatch.setattr(commands, 'run_datasets', _raise_wrapped_ctrl_c)
+    handler = signal.getsignal(signal.SIGINT)
+    try:
+        assert main(['datasets']) == 130
+    finally:
+        signal.signal(signal.SIGINT, handler)  # main ignores a second press
+    assert capsys.readouterr().err == 'pyg-bemap: interrupted\n'
+
+
+def test_an_error_no_ctrl_c_caused_shows_its_traceback(monkeypatch):
+    def fail(args):
+        raise RuntimeError('a bug')
+
+    monkeypatch.setattr(commands, 'run_datasets', fail)
+    with pytest.raises(RuntimeError, match='a bug'):
+        main(['datasets'])
+
+
 def test_compare_keeps_its_runs_in_the_folder_out_names(capsys, tmp_path):
     out = tmp_path / 'runs'
     argv = ['compare', '--seeds', '2', '--epochs', '2', '--jobs', '1']
