@@ -87,5 +87,5 @@ def test_runs_without_an_epoch_to_report_are_named_and_left_out(tmp_path):
     assert 'No epoch to report, left out: GCN seed 2; BeMap(sym) seed 4.' in (
         text
     )
-    assert text.endswith('2 runs left out: the rule picked no epoch in them.')
+    assert text.endswith('2 runs left out, where the rule picked no epoch.')
     assert max(len(line) for line in summary.splitlines()) <= 80

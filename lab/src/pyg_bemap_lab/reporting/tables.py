@@ -254,7 +254,7 @@ def full_verdict(
     )
     if left:
         runs = 'run' if left == 1 else 'runs'
-        text += f'. {left} {runs} left out: the rule picked no epoch in them'
+        text += f'. {left} {runs} left out, where the rule picked no epoch'
     return text
 
 
