@@ -94,3 +94,6 @@ def test_the_stored_record_of_a_run(data):
     loss = record['curve']['loss']
     assert picked['epoch'] == loss.index(min(loss))
     assert 'test-fair' not in train_run(data, 'GCN', config, 0, 2, 2)['test']
+    # the process's CPU time beside the wall clock's
+    cores = torch.get_num_threads()
+    assert 0 < record['cpu_seconds'] <= record['seconds'] * cores + 0.1
