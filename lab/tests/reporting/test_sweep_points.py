@@ -3,8 +3,22 @@ import math
 from pyg_bemap_lab.reporting.sweep_points import (
     SweepPoint,
     _mark_frontier,
+    setting_label,
     validation_choice,
 )
+
+
+def test_setting_labels_name_the_method_once():
+    assert setting_label('FairDrop', {'fairdrop_delta': 0.08}) == (
+        'FairDrop delta=0.08'  # it read 'FairDrop FairDrop delta=0.08'
+    )
+    assert setting_label('BeMap(sym)', {'balance_delta': 0.1}) == (
+        'sym balance delta=0.1'
+    )
+    assert setting_label('BeMap(row)', {'beta': 1.0, 'min_keep': 8}) == (
+        'row beta=1 m=8'
+    )
+    assert setting_label('GCN', {}) == 'GCN'
 
 
 def test_the_frontier_and_the_validation_choice():

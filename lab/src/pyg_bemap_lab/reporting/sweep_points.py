@@ -56,9 +56,13 @@ class SweepPoint:
 
 def setting_label(method: str, setting: dict[str, Any]) -> str:
     r"""A short name of a method with a setting, e.g. :obj:`'sym beta=0.1'`
-    or :obj:`'FairDrop d=0.08'`."""
+    or :obj:`'FairDrop delta=0.08'` (a knob's label that starts with the
+    method's name, as FairDrop's, does not repeat it)."""
     name = method.replace('BeMap(', '').replace(')', '')
-    knobs = [f'{KNOB_LABELS.get(k, k)}={v:g}' for k, v in setting.items()]
+    knobs = [
+        KNOB_LABELS.get(k, k).removeprefix(f'{name} ') + f'={v:g}'
+        for k, v in setting.items()
+    ]
     return ' '.join([name, *knobs])
 
 
