@@ -8,6 +8,7 @@ from pyg_bemap_lab.reporting.paper_comparison import (
     setting_summary,
 )
 from pyg_bemap_lab.running.protocols import PROTOCOLS, record_of
+from pyg_bemap_lab.selection import DEFAULT_RULE
 
 REFERENCE = PROTOCOLS['reference']
 CURVE = {'loss': [0.7, 0.5]}  # the validation loss left its plateau
@@ -52,6 +53,8 @@ def test_rows_come_from_the_paper_and_the_stored_runs(store):
         setting_summary(store, reference, 'nba', 'GCN')
     )
     assert setting_summary(store, default_val, 'nba', 'GCN') is None
+    # the default protocol's row reads the epoch the tables report
+    assert default_val.rule == DEFAULT_RULE
     assert setting_summary(store, reference, 'german', 'GCN') is None
 
 
