@@ -110,6 +110,14 @@ def _setting(label: str, settings: dict) -> str:
     return label if label in settings else f'sym {label}'
 
 
+def _stored_runs(sweep_csv: str) -> int:
+    runs = osp.join(osp.dirname(sweep_csv), 'runs.jsonl')
+    if not osp.exists(runs):
+        return 0
+    with open(runs, encoding='utf-8') as handle:
+        return sum(1 for _ in handle)
+
+
 def test_the_results_page_quotes_the_stored_sweeps():
     import csv
 
@@ -122,8 +130,12 @@ def test_the_results_page_quotes_the_stored_sweeps():
     swept = {name: key for key, name in NAMES.items()}
     for dataset, frontier, chosen, acc, delta_sp, delta_eo in rows:
         path = osp.join(LAB, 'results', 'sweep', swept[dataset], 'sweep.csv')
-        if not chosen:  # still running
+        if not chosen:  # not complete: the row counts the runs stored
             assert not osp.exists(path)
+            runs = _stored_runs(path)
+            assert frontier == (
+                f'not complete ({runs} of 220 runs)' if runs else 'not started'
+            )
             continue
         with open(path) as handle:
             settings = {r['setting']: r for r in csv.DictReader(handle)}
