@@ -118,6 +118,19 @@ def _stored_runs(sweep_csv: str) -> int:
         return sum(1 for _ in handle)
 
 
+def test_the_pages_count_the_runs_of_the_incomplete_sweeps():
+    # the prose of the results page and of lab/results/README.md says how
+    # far the incomplete sweeps are: "N of 220" must be a store's count
+    counts = {
+        _stored_runs(osp.join(LAB, 'results', 'sweep', key, 'sweep.csv'))
+        for key in NAMES
+        if not osp.exists(osp.join(LAB, 'results', 'sweep', key, 'sweep.csv'))
+    }
+    for page in (('docs', 'results.md'), ('lab', 'results', 'README.md')):
+        quoted = {int(n) for n in re.findall(r'\b(\d+) of 220\b', read(*page))}
+        assert quoted == counts - {0}, page
+
+
 def test_the_results_page_quotes_the_stored_sweeps():
     import csv
 
