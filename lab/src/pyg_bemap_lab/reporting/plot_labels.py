@@ -1,6 +1,7 @@
 r"""Labels beside the points of a crowded scatter plot, moved apart so that
 none covers another (with adjustText), each joined to its point by a thin
-line when it had to move."""
+line when it had to move, on a pale ground that keeps it legible over the
+lines it crosses."""
 
 from typing import Any
 
@@ -22,6 +23,9 @@ def spread_labels(ax: Any, labels: list[tuple[Any, float, float]]) -> None:
     from adjustText import adjust_text
 
     texts, xs, ys = zip(*labels)
+    for text in texts:  # legible where an error bar or an arrow passes
+        text.set_bbox(dict(facecolor='white', alpha=0.8, lw=0, pad=0.3))
+        text.set_zorder(2.5)  # over the bars, under points and arrows
     adjust_text(
         list(texts),
         x=list(xs),
