@@ -37,6 +37,7 @@ from pyg_bemap_lab.names import (
     TRAIN_PATIENCE,
     default_results,
 )
+from pyg_bemap_lab.notices import pyg_loading_quietly
 from pyg_bemap_lab.selection import (
     STORED_RULES,
     VALIDATION_RULES,
@@ -304,7 +305,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         # what a command needs is imported when it runs, so that --help
         # and bad arguments answer at once
-        from pyg_bemap_lab import commands
+        with pyg_loading_quietly():
+            from pyg_bemap_lab import commands
 
         getattr(commands, f'run_{args.command}')(args)
     except KeyboardInterrupt:

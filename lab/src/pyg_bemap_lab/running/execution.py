@@ -27,8 +27,9 @@ from pyg_bemap_lab.run_config import Chosen, RunConfig
 from pyg_bemap_lab.running.models import PAPER_BUDGETS
 from pyg_bemap_lab.running.planning import missing_jobs, plan_dataset
 from pyg_bemap_lab.running.protocols import Job, Protocol, record_of
-from pyg_bemap_lab.running.threads import RUN_THREADS, run_threads
+from pyg_bemap_lab.running.threads import run_threads
 from pyg_bemap_lab.running.training import train_run
+from pyg_bemap_lab.running.workers import start_worker
 
 
 def run_protocol(
@@ -85,7 +86,7 @@ def _execute(
         return
     context = multiprocessing.get_context('spawn')
     with _uninterrupted():  # the workers start with Ctrl-C ignored
-        pool = context.Pool(jobs, _start_worker)
+        pool = context.Pool(jobs, start_worker)
     try:
         tasks = [(protocol, root, job) for job in todo]
         yield from pool.imap_unordered(_job_and_result, tasks)
@@ -109,13 +110,6 @@ def _uninterrupted() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
-
-
-def _start_worker() -> None:
-    # Ctrl-C reaches every process of the terminal's group; the workers
-    # leave it to the main process, which ends them
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    torch.set_num_threads(RUN_THREADS)
 
 
 def _job_and_result(

@@ -24,7 +24,7 @@ DISTRIBUTIONS = (
 
 def provenance() -> dict[str, str]:
     r"""The versions of :obj:`DISTRIBUTIONS` that are installed and, for
-    :mod:`pyg_bemap` and :mod:`pyg_bemap_lab` where each is imported from a
+    :obj:`pyg_bemap` and :obj:`pyg_bemap_lab` where each is imported from a
     Git checkout, its commit (:obj:`'pyg_bemap commit'`, with
     :obj:`'+changes'` where tracked files differ from it)."""
     found = {}
