@@ -8,6 +8,7 @@ from pyg_bemap_lab import commands
 from pyg_bemap_lab.cli import main
 from pyg_bemap_lab.commands import progress
 from pyg_bemap_lab.names import METHOD_ALIASES, default_results
+from pyg_bemap_lab.selection import DEFAULT_RULE, RULES
 
 
 def test_train_prints_both_reports_stacked_within_80_columns(capsys, tmp_path):
@@ -185,6 +186,8 @@ def test_diagnose_and_compare_a_graph_it_saves_itself(capsys, tmp_path):
         'Sweep on graph-' in out and (tmp_path / 'sw' / 'sweep.csv').exists()
     )
     assert (tmp_path / 'sw' / 'pareto.png').exists()
+    # the summary names the rule that picked its epochs, the default one
+    assert f'epoch of the {RULES[DEFAULT_RULE]};' in ' '.join(out.split())
 
 
 def test_ctrl_c_ends_compare_and_its_workers_within_3_seconds(tmp_path):

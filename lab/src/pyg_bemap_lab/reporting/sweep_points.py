@@ -1,9 +1,10 @@
 r"""What a sweep's stored runs show, setting by setting: one point per
-setting (means over the paired seeds at the epoch of the lowest validation
-loss), the validation Pareto frontier of accuracy against
-:math:`\Delta_{SP}`, the BeMap setting a validation rule chooses, and,
-read only, the test split: paired differences against the backbone with
-95 % intervals. Nothing is chosen on the test split."""
+setting (means over the paired seeds at the epoch the default rule picks,
+:obj:`~pyg_bemap_lab.selection.DEFAULT_RULE`), the validation Pareto
+frontier of accuracy against :math:`\Delta_{SP}`, the BeMap setting a
+validation rule chooses, and, read only, the test split: paired
+differences against the backbone with 95 % intervals. Nothing is chosen on
+the test split."""
 
 import math
 from dataclasses import dataclass, field

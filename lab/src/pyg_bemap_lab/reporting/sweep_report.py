@@ -17,6 +17,7 @@ from pyg_bemap_lab.reporting.sweep_points import (
 )
 from pyg_bemap_lab.reporting.verdicts import significant
 from pyg_bemap_lab.running.protocols import Protocol
+from pyg_bemap_lab.selection import DEFAULT_RULE, RULES
 
 
 @dataclass
@@ -105,8 +106,8 @@ def sweep_summary(
     (dataset,) = protocol.datasets
     intro = (
         f'Sweep on {dataset}: {len(points)} settings, up to '
-        f'{len(protocol.seeds)} paired seeds each, epoch of the lowest '
-        'validation loss; means in %. * marks the validation frontier '
+        f'{len(protocol.seeds)} paired seeds each, epoch of the '
+        f'{RULES[DEFAULT_RULE]}; means in %. * marks the validation frontier '
         '(accuracy against delta_sp); deg counts degenerate runs. Test '
         'columns are for reading only: nothing is chosen on them.'
     )
