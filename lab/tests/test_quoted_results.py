@@ -110,8 +110,12 @@ def _setting(label: str, settings: dict) -> str:
     return label if label in settings else f'sym {label}'
 
 
-def _stored_runs(sweep_csv: str) -> int:
-    runs = osp.join(osp.dirname(sweep_csv), 'runs.jsonl')
+def _sweep_folder(key: str) -> str:
+    return osp.join(LAB, 'results', 'sweep', key)
+
+
+def _stored_runs(folder: str) -> int:
+    runs = osp.join(folder, 'runs.jsonl')
     if not osp.exists(runs):
         return 0
     with open(runs, encoding='utf-8') as handle:
@@ -121,10 +125,11 @@ def _stored_runs(sweep_csv: str) -> int:
 def test_the_pages_count_the_runs_of_the_incomplete_sweeps():
     # the prose of the results page and of lab/results/README.md says how
     # far the incomplete sweeps are: "N of 220" must be a store's count
+    folders = [_sweep_folder(key) for key in NAMES]
     counts = {
-        _stored_runs(osp.join(LAB, 'results', 'sweep', key, 'sweep.csv'))
-        for key in NAMES
-        if not osp.exists(osp.join(LAB, 'results', 'sweep', key, 'sweep.csv'))
+        _stored_runs(folder)
+        for folder in folders
+        if not osp.exists(osp.join(folder, 'sweep.csv'))
     }
     for page in (('docs', 'results.md'), ('lab', 'results', 'README.md')):
         quoted = {int(n) for n in re.findall(r'\b(\d+) of 220\b', read(*page))}
@@ -142,10 +147,11 @@ def test_the_results_page_quotes_the_stored_sweeps():
     )
     swept = {name: key for key, name in NAMES.items()}
     for dataset, frontier, chosen, acc, delta_sp, delta_eo in rows:
-        path = osp.join(LAB, 'results', 'sweep', swept[dataset], 'sweep.csv')
+        folder = _sweep_folder(swept[dataset])
+        path = osp.join(folder, 'sweep.csv')
         if not chosen:  # not complete: the row counts the runs stored
             assert not osp.exists(path)
-            runs = _stored_runs(path)
+            runs = _stored_runs(folder)
             assert frontier == (
                 f'not complete ({runs} of 220 runs)' if runs else 'not started'
             )
