@@ -295,3 +295,25 @@ def test_a_damaged_raw_file_is_named_and_a_damaged_processed_one_rebuilt(
         (raw / name).write_bytes(b'\xfd7zXZ\x00 cut off')
     with pytest.raises(ValueError, match=r"german.csv.xz' is damaged \("):
         FairGraphDataset(str(tmp_path), 'german', log=False)
+
+
+def test_the_processed_file_appears_whole_or_not_at_all(tmp_path, monkeypatch):
+    # Workers that open a fresh root at once read the file while one of them
+    # writes it: a write cut off must leave no half file at the path
+    def cut_off(data_list, path):
+        with open(path, 'wb') as handle:
+            handle.write(b'half a graph')
+        raise OSError('disk full')
+
+    monkeypatch.setattr(FairGraphDataset, 'save', staticmethod(cut_off))
+    with pytest.raises(OSError, match='disk full'):
+        FairGraphDataset(str(tmp_path), 'nba', log=False)
+    assert os.listdir(tmp_path / 'nba' / 'processed') == []
+    monkeypatch.undo()
+    nba = FairGraphDataset(str(tmp_path), 'nba', log=False)
+    assert nba[0].num_nodes == EXPECTED['nba'][0]
+    assert sorted(os.listdir(tmp_path / 'nba' / 'processed')) == [
+        osp.basename(nba.processed_paths[0]),
+        'pre_filter.pt',
+        'pre_transform.pt',
+    ]

@@ -1,9 +1,11 @@
 r"""The real-world fairness graphs of the BeMap paper and its predecessors."""
 
+import contextlib
 import io
 import os
 import os.path as osp
 import shutil
+import tempfile
 from collections.abc import Callable
 
 import numpy as np
@@ -152,7 +154,8 @@ class FairGraphDataset(InMemoryDataset):
         try:
             self.load(self.processed_paths[0])
         except Exception:  # a damaged file: built again from the raw files
-            os.remove(self.processed_paths[0])
+            with contextlib.suppress(FileNotFoundError):  # another process's
+                os.remove(self.processed_paths[0])
             self.process()
             self.load(self.processed_paths[0])
 
@@ -226,7 +229,19 @@ class FairGraphDataset(InMemoryDataset):
         data = self._build(header, table, edges)
         if self.pre_transform is not None:
             data = self.pre_transform(data)
-        self.save([data], self.processed_paths[0])
+        self._save_whole(data)
+
+    def _save_whole(self, data: Data) -> None:
+        # Whole or not at all: processes that read the graph while another
+        # one writes it (the workers of a fresh root) never see half a file
+        handle, partial = tempfile.mkstemp('.part', dir=self.processed_dir)
+        os.close(handle)
+        try:
+            self.save([data], partial)
+            os.replace(partial, self.processed_paths[0])
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(partial)
 
     def _build(
         self, header: list[str], table: np.ndarray, edges: np.ndarray
