@@ -29,12 +29,14 @@ import time
 import torch
 from timing import (
     PassThrough,
+    add_candidate_argument,
     add_device_argument,
     add_sizes_argument,
     chosen_device,
     interleaved_median_times,
     setup_line,
     synthetic_graph,
+    use_candidate,
     wall_clock,
 )
 from torch.profiler import ProfilerActivity, profile
@@ -134,12 +136,14 @@ def main():
     add_sizes_argument(parser, [0.5, 2.2, 8.0])
     parser.add_argument('--repeat', type=int, default=30)
     add_device_argument(parser)
+    add_candidate_argument(parser)
     parser.add_argument(
         '--profile', action='store_true', help='where an NBA pass spends'
     )
     args = parser.parse_args()
     device = chosen_device(args.device)
     print(setup_line(device))
+    use_candidate(args.candidate)
     if args.profile:
         return profile_pass(device, args.repeat)
     print(

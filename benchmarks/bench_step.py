@@ -17,6 +17,7 @@ import warnings
 
 import torch
 from timing import (
+    add_candidate_argument,
     add_device_argument,
     add_sizes_argument,
     chosen_device,
@@ -24,6 +25,7 @@ from timing import (
     setup_line,
     synthetic_graph,
     training_step,
+    use_candidate,
 )
 from torch_geometric.nn.models import GCN
 from torch_geometric.utils import to_torch_csr_tensor
@@ -68,9 +70,11 @@ def main():
         '--repeat', type=int, default=20, help='steps of NBA, fewer beyond'
     )
     add_device_argument(parser)
+    add_candidate_argument(parser)
     args = parser.parse_args()
     device = chosen_device(args.device)
     print(setup_line(device))
+    use_candidate(args.candidate)
     print(f'{"":<20}{"vanilla":>18}{"BeMap":>9}{"BeMap":>8}')
     print(
         f'{"graph":<9}{"edges":>11}{"list":>9}{"CSR":>9}{"step":>9}'

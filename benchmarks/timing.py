@@ -1,6 +1,7 @@
 r"""Shared helpers of the benchmarks."""
 
 import argparse
+import importlib
 import os
 import os.path as osp
 import sys
@@ -31,6 +32,29 @@ def add_device_argument(parser: argparse.ArgumentParser) -> None:
         default='cpu',
         help='where to run, e.g. cuda or cuda:1 (skipped when absent)',
     )
+
+
+def add_candidate_argument(parser: argparse.ArgumentParser) -> None:
+    r"""Adds :obj:`--candidate`: a module of ``candidates/`` to measure in
+    place of the library function it replaces (:func:`use_candidate`)."""
+    parser.add_argument(
+        '--candidate',
+        help='a module of benchmarks/candidates, used in place of the '
+        'library function it replaces',
+    )
+
+
+def use_candidate(name: str | None) -> None:
+    r"""Patches the candidate :obj:`name` (if any) in for this process and
+    says so."""
+    if name is None:
+        return
+    module = importlib.import_module(f'candidates.{name}')
+    owner, _, attribute = module.REPLACES.rpartition('.')
+    setattr(
+        importlib.import_module(owner), attribute, getattr(module, attribute)
+    )
+    print(f'candidate {name} in place of {module.REPLACES}')
 
 
 def add_sizes_argument(

@@ -28,6 +28,7 @@ from tests.reference import (
     reference_counts,
 )
 from tests.rules.test_draw import assert_successive_sampling
+from tests.test_candidates import candidate
 
 pytestmark = pytest.mark.cuda
 
@@ -294,3 +295,41 @@ def test_a_vanilla_model_beside_a_bemap_one_synchronises_as_alone(data):
         data.x, data.edge_index
     )
     assert synchronisations(data.edge_index) == alone
+
+
+@pytest.fixture
+def triton_draw(monkeypatch):
+    r"""The Triton draw of ``benchmarks/candidates``, patched in."""
+    pytest.importorskip('triton', reason='the candidate is a Triton kernel')
+    return candidate('triton_draw', monkeypatch)
+
+
+def test_the_triton_draw_candidate_obeys_rule_4_and_the_law(triton_draw):
+    data = random_graph(80, 20_000, 3, seed=2)  # blocks and a tail
+    balance = torch.rand(80, device='cuda') + 0.01
+    _, mask = balanced_edge_sample(
+        data.edge_index.cuda(), data.s.cuda(), balance
+    )
+    assert_rule_4(data.edge_index, mask.cpu(), data.s)
+    assert_successive_sampling('balance', 'cuda')
+
+
+def test_the_triton_draw_candidate_replays_its_seed_without_syncs(
+    triton_draw,
+):
+    data = BalanceAwareSampling()(load_nba().to('cuda'))  # a new sampler
+    edges = data.edge_index
+    sampler = edges.bemap.sampler(edges, edges.as_tensor())
+    settings = SamplerSettings(beta=0.5)
+    first = [sampler.draw(settings, seed).mask for seed in (7, 8)]
+    torch.cuda.synchronize()
+    torch.cuda.set_sync_debug_mode('error')
+    try:  # the first draw ran, the second was captured: these replay
+        again = [sampler.draw(settings, seed).mask for seed in (7, 9, 8)]
+    finally:
+        torch.cuda.set_sync_debug_mode('default')
+    assert torch.equal(first[0], again[0]) and torch.equal(first[1], again[2])
+    assert not torch.equal(again[0], again[1])
+    for mask in again:
+        plain = edges.as_tensor().cpu()
+        assert_rule_4(plain, mask.cpu(), data.s.cpu(), beta=0.5)

@@ -1,0 +1,155 @@
+r"""The candidates of ``benchmarks/candidates`` obey the rules: on the CPU
+in Triton's interpreter (a GPU runs them in ``tests/test_cuda.py``).
+
+Triton reads ``TRITON_INTERPRET`` when it is imported, so the tests of a
+Triton candidate run in a process started with it set
+(:func:`test_triton_candidates_in_the_interpreter`)."""
+
+import importlib
+import os
+import os.path as osp
+import sys
+
+import pytest
+import torch
+from scipy.stats import chisquare
+
+import pyg_bemap.sampler as sampler_module
+from pyg_bemap.functional import balanced_edge_sample
+from pyg_bemap.rules.draw import group_edges, sampling_plan
+from tests.conftest import random_graph, run_python
+from tests.reference import assert_rule_4
+from tests.rules.test_draw import (
+    assert_successive_sampling,
+    star_graph,
+    use_layout,
+)
+
+BENCHMARKS = osp.join(osp.dirname(__file__), '..', 'benchmarks')
+INTERPRETING = os.environ.get('TRITON_INTERPRET') == '1'
+in_interpreter = pytest.mark.skipif(
+    not INTERPRETING, reason='run in a process with TRITON_INTERPRET=1'
+)
+
+
+def test_triton_candidates_in_the_interpreter():
+    pytest.importorskip('triton', reason='the candidates are Triton kernels')
+    if INTERPRETING:
+        pytest.skip('this process runs them')
+    env = {**os.environ, 'TRITON_INTERPRET': '1'}
+    here = osp.relpath(__file__, osp.join(BENCHMARKS, '..'))
+    run = run_python(
+        '-m',
+        'pytest',
+        '-q',
+        '-p',
+        'no:cacheprovider',
+        here,
+        cwd=osp.join(BENCHMARKS, '..'),
+        env=env,
+    )
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
+    assert ' passed' in run.stdout and 'skipped' in run.stdout
+
+
+def candidate(name: str, monkeypatch) -> object:
+    r"""The candidate :obj:`name`, patched in for the test."""
+    monkeypatch.syspath_prepend(BENCHMARKS)
+    monkeypatch.delitem(sys.modules, f'candidates.{name}', raising=False)
+    module = importlib.import_module(f'candidates.{name}')
+    target, _, attribute = module.REPLACES.rpartition('.')
+    assert target == sampler_module.__name__
+    monkeypatch.setattr(sampler_module, attribute, getattr(module, attribute))
+    return module
+
+
+@in_interpreter
+@pytest.mark.parametrize('seed', range(2))
+@pytest.mark.parametrize(
+    'layout, num_edges', [('padded', 900), ('padded', 3000), ('blocks', 900)]
+)
+def test_triton_draw_obeys_rule_4(monkeypatch, layout, num_edges, seed):
+    candidate('triton_draw', monkeypatch)
+    # padded rows up to 16 entries (on 3000 edges most segments are longer:
+    # the tail's sort), or rows of every exact size (a CPU's plan)
+    use_layout(monkeypatch, layout)
+    data = random_graph(60, num_edges, 3, seed)
+    balance = torch.rand(60, generator=torch.Generator().manual_seed(seed))
+    _, mask = balanced_edge_sample(data.edge_index, data.s, balance + 0.01)
+    assert_rule_4(data.edge_index, mask, data.s)
+
+
+@in_interpreter
+def test_triton_draw_same_seed_same_mask(monkeypatch):
+    candidate('triton_draw', monkeypatch)
+    use_layout(monkeypatch, 'padded')
+    data = random_graph(60, 900, 2, 0)
+    balance = torch.rand(60) + 0.01
+
+    def draw(seed):
+        generator = torch.Generator().manual_seed(seed)
+        return balanced_edge_sample(
+            data.edge_index, data.s, balance, generator=generator
+        )[1]
+
+    assert torch.equal(draw(1), draw(1))
+    assert not torch.equal(draw(1), draw(2))
+
+
+@in_interpreter
+def test_triton_draw_keeps_pairs_as_successive_sampling(monkeypatch):
+    candidate('triton_draw', monkeypatch)
+    use_layout(monkeypatch, 'padded')
+    assert_successive_sampling('balance', 'cpu')
+
+
+@in_interpreter
+def test_triton_draw_without_weights_keeps_every_edge_alike(monkeypatch):
+    candidate('triton_draw', monkeypatch)
+    use_layout(monkeypatch, 'padded')
+    # every target keeps 1 of its 4 group-0 neighbours (5 members with
+    # itself, 2 in group 1): rows of 4, unpadded, so the uniform strategy's
+    # keys are U itself, with no weights to read
+    edge_index, sens, balance = star_graph(4000, [1.0] * 4, 2)
+    plan = sampling_plan(
+        edge_index,
+        group_edges(edge_index, sens, 2),
+        sens,
+        balance,
+        beta=0.1,
+        min_keep=1,
+        strategy='uniform',
+    )
+    assert plan.key_scale is None and [b[2] for b in plan.blocks] == [4]
+    _, mask = balanced_edge_sample(
+        edge_index,
+        sens,
+        balance,
+        strategy='uniform',
+        generator=torch.Generator().manual_seed(0),
+    )
+    assert_rule_4(edge_index, mask, sens)
+    kept = torch.bincount(edge_index[0, mask & (sens[edge_index[0]] == 0)])
+    assert chisquare(kept.numpy()).pvalue > 1e-3
+
+
+@in_interpreter
+def test_bench_resample_measures_a_candidate_in_place_of_the_library():
+    script = osp.join(BENCHMARKS, 'bench_resample.py')
+    args = ('--profile', '--repeat', '1', '--candidate', 'triton_draw')
+    out = run_python(script, *args, check=True).stdout
+    assert 'candidate triton_draw in place of ' in out
+    assert 'pyg_bemap.sampler.draw_edge_mask' in out and 'NBA pass:' in out
+
+
+@in_interpreter
+def test_use_candidate_patches_the_function_it_replaces(monkeypatch, capsys):
+    monkeypatch.syspath_prepend(BENCHMARKS)
+    library_draw = sampler_module.draw_edge_mask
+    monkeypatch.setattr(sampler_module, 'draw_edge_mask', library_draw)
+    timing = importlib.import_module('timing')
+    timing.use_candidate('triton_draw')
+    patched = sampler_module.draw_edge_mask
+    assert patched is sys.modules['candidates.triton_draw'].draw_edge_mask
+    assert patched is not library_draw
+    assert 'candidate triton_draw in place of ' in capsys.readouterr().out
