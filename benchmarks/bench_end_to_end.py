@@ -24,7 +24,14 @@ import statistics
 
 import torch
 import torch.nn.functional as F
-from timing import add_device_argument, chosen_device, shared_root, wall_clock
+from timing import (
+    add_candidate_argument,
+    add_device_argument,
+    chosen_device,
+    shared_root,
+    use_candidate,
+    wall_clock,
+)
 from torch_geometric.nn.models import GCN
 
 from pyg_bemap import BalanceAwareSampling, to_bemap
@@ -111,8 +118,10 @@ def main():
         '--threads', type=int, default=None, help="default: torch's"
     )
     add_device_argument(parser)
+    add_candidate_argument(parser)
     args = parser.parse_args()
     device = chosen_device(args.device)
+    use_candidate(args.candidate)
     if args.threads is not None:
         torch.set_num_threads(args.threads)
     root = args.root or shared_root(

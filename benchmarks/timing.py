@@ -51,9 +51,10 @@ def use_candidate(name: str | None) -> None:
         return
     module = importlib.import_module(f'candidates.{name}')
     owner, _, attribute = module.REPLACES.rpartition('.')
-    setattr(
-        importlib.import_module(owner), attribute, getattr(module, attribute)
-    )
+    replaced = importlib.import_module(owner)
+    if not hasattr(replaced, attribute):
+        raise ValueError(f'{module.REPLACES} is not in the library')
+    setattr(replaced, attribute, getattr(module, attribute))
     print(f'candidate {name} in place of {module.REPLACES}')
 
 

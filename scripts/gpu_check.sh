@@ -5,10 +5,11 @@
 # PYTHON names the interpreter (default: python). BASELINE names another
 # tree of the project (say a `git archive` of the last commit): its
 # bench_resample runs first, in the same call, for a before and after.
-# CANDIDATES names modules of benchmarks/candidates (say triton_draw): the
-# resample and step benchmarks run again with each in place of the library
-# function it replaces (about a minute each; their tests are among the
-# cuda tests).
+# CANDIDATES names modules of benchmarks/candidates (say "triton_draw
+# capture_keeps_cache"): the resample, step and end-to-end benchmarks run
+# again with each in place of the library function it replaces (their
+# tests are among the cuda tests); each adds minutes, so where device time
+# is short, name one.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 DEVICE=${1:-cuda}
@@ -37,14 +38,16 @@ run resample "$PY" benchmarks/bench_resample.py --device "$DEVICE" \
 run profile "$PY" benchmarks/bench_resample.py --device "$DEVICE" \
     --profile
 run step "$PY" benchmarks/bench_step.py --device "$DEVICE"
+run end_to_end "$PY" benchmarks/bench_end_to_end.py --device "$DEVICE" \
+    --pairs 3
 for candidate in ${CANDIDATES:-}; do
     run "resample_$candidate" "$PY" benchmarks/bench_resample.py \
         --device "$DEVICE" --sizes "${SIZES[@]}" --candidate "$candidate"
     run "step_$candidate" "$PY" benchmarks/bench_step.py --device "$DEVICE" \
         --candidate "$candidate"
+    run "end_to_end_$candidate" "$PY" benchmarks/bench_end_to_end.py \
+        --device "$DEVICE" --pairs 3 --candidate "$candidate"
 done
-run end_to_end "$PY" benchmarks/bench_end_to_end.py --device "$DEVICE" \
-    --pairs 3
 run scaling "$PY" benchmarks/bench_scaling.py --device "$DEVICE" \
     --sizes 16 100
 IFS='|'; echo "GPU CHECK: ${status[*]}"

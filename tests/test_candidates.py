@@ -6,6 +6,8 @@ Triton candidate run in a process started with it set
 (:func:`test_triton_candidates_in_the_interpreter`)."""
 
 import importlib
+import importlib.util
+import inspect
 import os
 import os.path as osp
 import sys
@@ -32,8 +34,41 @@ in_interpreter = pytest.mark.skipif(
 )
 
 
+needs_triton = pytest.mark.skipif(
+    importlib.util.find_spec('triton') is None,
+    reason='the candidate is a Triton kernel',
+)
+CANDIDATES = [
+    pytest.param('triton_draw', marks=needs_triton),
+    'capture_keeps_cache',
+]
+
+
+@pytest.mark.parametrize('name', CANDIDATES)
+def test_a_candidate_is_a_drop_in_for_the_function_it_replaces(
+    monkeypatch, name
+):
+    monkeypatch.syspath_prepend(BENCHMARKS)
+    module = importlib.import_module(f'candidates.{name}')
+    owner, _, attribute = module.REPLACES.rpartition('.')
+    library = getattr(importlib.import_module(owner), attribute)
+    ours = getattr(module, attribute)
+    assert inspect.signature(ours) == inspect.signature(library)
+    assert ours.__module__ == module.__name__
+
+
+def test_every_candidate_is_tested():
+    names = {
+        osp.splitext(file)[0]
+        for file in os.listdir(osp.join(BENCHMARKS, 'candidates'))
+        if file.endswith('.py') and not file.startswith('_')
+    }
+    listed = {getattr(c, 'values', (c,))[0] for c in CANDIDATES}
+    assert names == listed
+
+
+@needs_triton
 def test_triton_candidates_in_the_interpreter():
-    pytest.importorskip('triton', reason='the candidates are Triton kernels')
     if INTERPRETING:
         pytest.skip('this process runs them')
     env = {**os.environ, 'TRITON_INTERPRET': '1'}
@@ -57,9 +92,10 @@ def candidate(name: str, monkeypatch) -> object:
     monkeypatch.syspath_prepend(BENCHMARKS)
     monkeypatch.delitem(sys.modules, f'candidates.{name}', raising=False)
     module = importlib.import_module(f'candidates.{name}')
-    target, _, attribute = module.REPLACES.rpartition('.')
-    assert target == sampler_module.__name__
-    monkeypatch.setattr(sampler_module, attribute, getattr(module, attribute))
+    owner, _, attribute = module.REPLACES.rpartition('.')
+    replaced = importlib.import_module(owner)
+    assert callable(getattr(replaced, attribute))
+    monkeypatch.setattr(replaced, attribute, getattr(module, attribute))
     return module
 
 

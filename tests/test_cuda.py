@@ -28,7 +28,7 @@ from tests.reference import (
     reference_counts,
 )
 from tests.rules.test_draw import assert_successive_sampling
-from tests.test_candidates import candidate
+from tests.test_candidates import CANDIDATES, candidate, needs_triton
 
 pytestmark = pytest.mark.cuda
 
@@ -297,14 +297,9 @@ def test_a_vanilla_model_beside_a_bemap_one_synchronises_as_alone(data):
     assert synchronisations(data.edge_index) == alone
 
 
-@pytest.fixture
-def triton_draw(monkeypatch):
-    r"""The Triton draw of ``benchmarks/candidates``, patched in."""
-    pytest.importorskip('triton', reason='the candidate is a Triton kernel')
-    return candidate('triton_draw', monkeypatch)
-
-
-def test_the_triton_draw_candidate_obeys_rule_4_and_the_law(triton_draw):
+@needs_triton
+def test_the_triton_draw_candidate_obeys_rule_4_and_the_law(monkeypatch):
+    candidate('triton_draw', monkeypatch)
     data = random_graph(80, 20_000, 3, seed=2)  # blocks and a tail
     balance = torch.rand(80, device='cuda') + 0.01
     _, mask = balanced_edge_sample(
@@ -314,9 +309,11 @@ def test_the_triton_draw_candidate_obeys_rule_4_and_the_law(triton_draw):
     assert_successive_sampling('balance', 'cuda')
 
 
-def test_the_triton_draw_candidate_replays_its_seed_without_syncs(
-    triton_draw,
+@pytest.mark.parametrize('name', CANDIDATES)
+def test_a_candidate_replays_the_draw_of_its_seed_without_syncs(
+    monkeypatch, name
 ):
+    candidate(name, monkeypatch)
     data = BalanceAwareSampling()(load_nba().to('cuda'))  # a new sampler
     edges = data.edge_index
     sampler = edges.bemap.sampler(edges, edges.as_tensor())
@@ -330,6 +327,6 @@ def test_the_triton_draw_candidate_replays_its_seed_without_syncs(
         torch.cuda.set_sync_debug_mode('default')
     assert torch.equal(first[0], again[0]) and torch.equal(first[1], again[2])
     assert not torch.equal(again[0], again[1])
+    plain = edges.as_tensor().cpu()
     for mask in again:
-        plain = edges.as_tensor().cpu()
         assert_rule_4(plain, mask.cpu(), data.s.cpu(), beta=0.5)
