@@ -32,8 +32,6 @@ INTERPRETING = os.environ.get('TRITON_INTERPRET') == '1'
 in_interpreter = pytest.mark.skipif(
     not INTERPRETING, reason='run in a process with TRITON_INTERPRET=1'
 )
-
-
 needs_triton = pytest.mark.skipif(
     importlib.util.find_spec('triton') is None,
     reason='the candidate is a Triton kernel',
@@ -42,6 +40,18 @@ CANDIDATES = [
     pytest.param('triton_draw', marks=needs_triton),
     'capture_keeps_cache',
 ]
+
+
+def candidate(name: str, monkeypatch) -> object:
+    r"""The candidate :obj:`name`, patched in for the test."""
+    monkeypatch.syspath_prepend(BENCHMARKS)
+    monkeypatch.delitem(sys.modules, f'candidates.{name}', raising=False)
+    module = importlib.import_module(f'candidates.{name}')
+    owner, _, attribute = module.REPLACES.rpartition('.')
+    replaced = importlib.import_module(owner)
+    assert callable(getattr(replaced, attribute))
+    monkeypatch.setattr(replaced, attribute, getattr(module, attribute))
+    return module
 
 
 @pytest.mark.parametrize('name', CANDIDATES)
@@ -85,18 +95,6 @@ def test_triton_candidates_in_the_interpreter():
     )
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
     assert ' passed' in run.stdout and 'skipped' in run.stdout
-
-
-def candidate(name: str, monkeypatch) -> object:
-    r"""The candidate :obj:`name`, patched in for the test."""
-    monkeypatch.syspath_prepend(BENCHMARKS)
-    monkeypatch.delitem(sys.modules, f'candidates.{name}', raising=False)
-    module = importlib.import_module(f'candidates.{name}')
-    owner, _, attribute = module.REPLACES.rpartition('.')
-    replaced = importlib.import_module(owner)
-    assert callable(getattr(replaced, attribute))
-    monkeypatch.setattr(replaced, attribute, getattr(module, attribute))
-    return module
 
 
 @in_interpreter

@@ -27,7 +27,7 @@ from tests.reference import (
     reference_balance,
     reference_counts,
 )
-from tests.rules.test_draw import assert_successive_sampling
+from tests.rules.test_draw import assert_successive_sampling, star_graph
 from tests.test_candidates import CANDIDATES, candidate, needs_triton
 
 pytestmark = pytest.mark.cuda
@@ -300,12 +300,18 @@ def test_a_vanilla_model_beside_a_bemap_one_synchronises_as_alone(data):
 @needs_triton
 def test_the_triton_draw_candidate_obeys_rule_4_and_the_law(monkeypatch):
     candidate('triton_draw', monkeypatch)
-    data = random_graph(80, 20_000, 3, seed=2)  # blocks and a tail
-    balance = torch.rand(80, device='cuda') + 0.01
-    _, mask = balanced_edge_sample(
-        data.edge_index.cuda(), data.s.cuda(), balance
-    )
-    assert_rule_4(data.edge_index, mask.cpu(), data.s)
+    data = random_graph(80, 20_000, 3, seed=2)  # blocks of many widths
+    # and segments of 5,000 edges, over the widest block: the tail
+    star = star_graph(3, torch.rand(5000).add(0.01).tolist(), 2)
+    balance = torch.rand(80) + 0.01
+    for edge_index, sens, weights in (
+        (data.edge_index, data.s, balance),
+        star,
+    ):
+        _, mask = balanced_edge_sample(
+            edge_index.cuda(), sens.cuda(), weights.cuda()
+        )
+        assert_rule_4(edge_index, mask.cpu(), sens)
     assert_successive_sampling('balance', 'cuda')
 
 
