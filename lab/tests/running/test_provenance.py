@@ -2,6 +2,8 @@ import importlib.metadata
 import subprocess
 from types import ModuleType
 
+import torch
+
 from pyg_bemap_lab.running.provenance import _commit, provenance
 
 
@@ -23,7 +25,8 @@ def _git(folder, *args) -> str:
 
 def test_the_versions_are_those_installed():
     found = provenance()
-    assert found['torch'] == importlib.metadata.version('torch')
+    assert found['torch'] == torch.__version__  # its build too (+cu130)
+    assert found['torch'].startswith(importlib.metadata.version('torch'))
     assert found['pyg-bemap'] == importlib.metadata.version('pyg-bemap')
     assert 'no-such-distribution' not in found
 

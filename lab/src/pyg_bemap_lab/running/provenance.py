@@ -7,13 +7,14 @@ import os.path as osp
 import subprocess
 from types import ModuleType
 
+import torch
+
 import pyg_bemap
 import pyg_bemap_lab
 
-#: The distributions whose versions a run records (absent ones are left
-#: out: torch-sparse and torch-scatter are optional).
+#: The distributions whose versions a run records beside torch's (absent
+#: ones are left out: torch-sparse and torch-scatter are optional).
 DISTRIBUTIONS = (
-    'torch',
     'torch_geometric',
     'torch_sparse',
     'torch_scatter',
@@ -23,11 +24,13 @@ DISTRIBUTIONS = (
 
 
 def provenance() -> dict[str, str]:
-    r"""The versions of :obj:`DISTRIBUTIONS` that are installed and, for
+    r"""torch's version with its build (:obj:`torch.__version__`, such as
+    :obj:`'2.14.1+cu130'`: builds of one release compute apart), the
+    versions of :obj:`DISTRIBUTIONS` that are installed and, for
     :obj:`pyg_bemap` and :obj:`pyg_bemap_lab` where each is imported from a
     Git checkout, its commit (:obj:`'pyg_bemap commit'`, with
     :obj:`'+changes'` where tracked files differ from it)."""
-    found = {}
+    found = {'torch': str(torch.__version__)}
     for name in DISTRIBUTIONS:
         try:
             found[name] = importlib.metadata.version(name)
