@@ -9,6 +9,7 @@ from pyg_bemap_lab.cli import main
 from pyg_bemap_lab.io.store import RunStore, run_key
 from pyg_bemap_lab.reporting.tables import comparisons, protocol_report
 from pyg_bemap_lab.run_config import RunConfig
+from pyg_bemap_lab.running import execution
 from pyg_bemap_lab.running.execution import prepared_graph, run_protocol
 from pyg_bemap_lab.running.planning import (
     chosen_configs,
@@ -203,6 +204,30 @@ def test_datasets_one_after_the_other_and_in_parallel(tmp_path):
         assert twin is not None and twin['epochs'] == run['epochs']
         for a, b in zip(twin['curve']['loss'], run['curve']['loss']):
             assert a == pytest.approx(b, abs=1e-4)
+
+
+def test_workers_find_their_datasets_processed(tmp_path, monkeypatch):
+    # read once before the workers start, which would otherwise process a
+    # fresh root all at once
+    root = with_raw(str(tmp_path / 'data'), 'german')
+    unscaled = TINY.config.replace(scale=False)
+    todo = [('german', 'MLP', TINY.config, 0), ('german', 'GCN', unscaled, 0)]
+    found = []
+
+    class NoWorkers(Exception):
+        pass
+
+    def get_context(method):
+        found.extend(os.listdir(osp.join(root, 'german', 'processed')))
+        raise NoWorkers
+
+    monkeypatch.setattr(execution.multiprocessing, 'get_context', get_context)
+    with pytest.raises(NoWorkers):
+        list(execution._execute(TINY, root, todo, jobs=2))
+    assert {name for name in found if name.startswith('data_')} == {
+        'data_random0_budgetall_sens0_norm1.pt',
+        'data_random0_budgetall_sens0_norm0.pt',
+    }
 
 
 def test_reference_protocol_on_nba(tmp_path):

@@ -84,6 +84,7 @@ def _execute(
             for job in todo:
                 yield job, _run_job(protocol, root, job)
         return
+    _read_datasets(protocol, root, todo)
     context = multiprocessing.get_context('spawn')
     with _uninterrupted():  # the workers start with Ctrl-C ignored
         pool = context.Pool(jobs, start_worker)
@@ -98,6 +99,15 @@ def _execute(
         with _uninterrupted():
             pool.terminate()
             pool.join()
+
+
+def _read_datasets(protocol: Protocol, root: str, todo: list[Job]) -> None:
+    r"""Reads every named dataset :obj:`todo` trains on once, in this
+    process, so that workers starting together find it processed rather
+    than all processing it at once (each writing the same files)."""
+    for dataset, scale in sorted({(job[0], job[2].scale) for job in todo}):
+        if dataset not in protocol.graphs:
+            FairGraphDataset(root, dataset, feature_norm=scale, log=False)
 
 
 @contextlib.contextmanager
