@@ -154,7 +154,8 @@ class FairGraphDataset(InMemoryDataset):
         try:
             self.load(self.processed_paths[0])
         except Exception:  # a damaged file: built again from the raw files
-            with contextlib.suppress(FileNotFoundError):  # another process's
+            # (another process that found it damaged may have removed it)
+            with contextlib.suppress(FileNotFoundError):
                 os.remove(self.processed_paths[0])
             self.process()
             self.load(self.processed_paths[0])
