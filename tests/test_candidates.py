@@ -97,6 +97,38 @@ def test_triton_candidates_in_the_interpreter():
     assert ' passed' in run.stdout and 'skipped' in run.stdout
 
 
+@needs_triton
+@pytest.mark.skipif(INTERPRETING, reason='compiles, not interprets')
+@pytest.mark.parametrize(
+    'width, scaled',
+    [(2, True), (16, True), (16, False), (256, True), (4096, True)],
+)
+def test_the_triton_draw_compiles_for_an_h100(monkeypatch, width, scaled):
+    # Triton's compiler and ptxas need no GPU: a kernel that would not
+    # compile there (a type, an op Triton lacks) fails here
+    from triton import compile as compile_kernel
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    monkeypatch.syspath_prepend(BENCHMARKS)
+    module = importlib.import_module('candidates.triton_draw')
+    columns, rows, warps = module.launch_shape(width)
+    pointers = ('*i64', '*fp32', '*i64', '*i32', '*u8')
+    names = inspect.signature(module._draw_rows.fn).parameters
+    types = [*pointers, 'i32', 'i32', 'i32', *['constexpr'] * 3]
+    source = ASTSource(
+        fn=module._draw_rows,
+        signature=dict(zip(names, types)),
+        constexprs={'COLUMNS': columns, 'ROWS': rows, 'SCALED': scaled},
+    )
+    kernel = compile_kernel(
+        source,
+        target=GPUTarget('cuda', 90, 32),
+        options={'num_warps': warps},
+    )
+    assert kernel.asm['cubin']
+
+
 @in_interpreter
 @pytest.mark.parametrize('seed', range(2))
 @pytest.mark.parametrize(

@@ -14,7 +14,9 @@ smallest word, at most which an edge is kept. The tail (segments longer
 than the widest block) keeps the library's segmented sort.
 
 A plan's per-row quotas are derived once per plan (:func:`_layout`,
-kept in this module; adopted, they would be fields of the plan).
+kept in this module; adopted, they would be fields of the plan). The
+first draw compiles one kernel per row width (a few seconds each, about
+20 s for all twelve on a 2-core CPU; Triton keeps them on disk).
 Where ``TRITON_INTERPRET=1``, the kernel runs on the CPU, slowly: that is
 how the tests check it without a GPU.
 """
@@ -29,8 +31,12 @@ from pyg_bemap.rules.draw import SamplingPlan, _segmented_argsort
 
 #: The library function this candidate replaces.
 REPLACES = 'pyg_bemap.sampler.draw_edge_mask'
-# Entries (row width x rows) one program sorts.
-_PROGRAM_ENTRIES = 4096
+# Entries (rows x columns) one program sorts, and the entries per thread
+# beyond which a program takes more warps: compiled for an H100/H200
+# (sm_90), a program then holds 56-112 registers a thread, none spilled
+# (4096 entries in 4 warps took 255 and spilled).
+_PROGRAM_ENTRIES = 1024
+_ENTRIES_PER_THREAD = 8
 
 _layouts: dict[int, tuple[SamplingPlan, list[Tensor], Tensor]] = {}
 
@@ -88,8 +94,7 @@ def draw_edge_mask(
     seed = torch.randint(SEED_RANGE, (1,), generator=generator, device=device)
     scale = plan.key_scale if plan.key_scale is not None else plan.edge_id
     for (offset, rows, width), quota in zip(plan.blocks, quotas):
-        columns = triton.next_power_of_2(width)
-        per_program = max(1, _PROGRAM_ENTRIES // columns)
+        columns, per_program, warps = launch_shape(width)
         _draw_rows[(triton.cdiv(rows, per_program),)](
             seed,
             scale,
@@ -102,6 +107,7 @@ def draw_edge_mask(
             COLUMNS=columns,
             ROWS=per_program,
             SCALED=plan.key_scale is not None,
+            num_warps=warps,
         )
     if plan.tail_slot.numel():
         key = uniform(plan.tail_slot.numel(), generator, device)
@@ -111,6 +117,15 @@ def draw_edge_mask(
         slot = plan.tail_slot[order.index_select(0, tail_kept)]
         mask.index_fill_(0, plan.edge_id.index_select(0, slot), True)
     return mask
+
+
+def launch_shape(width: int) -> tuple[int, int, int]:
+    r"""The columns (a power of two), rows and warps of a program for rows
+    of :obj:`width` entries."""
+    columns = triton.next_power_of_2(width)
+    rows = max(1, _PROGRAM_ENTRIES // columns)
+    warps = max(4, rows * columns // (32 * _ENTRIES_PER_THREAD))
+    return columns, rows, warps
 
 
 def _layout(plan: SamplingPlan) -> tuple[list[Tensor], Tensor]:
