@@ -2,9 +2,10 @@ r"""Candidates for the library's hot paths, kept beside the benchmarks until
 a GPU measures them (issue "GPU": "choose the kernel by measurement").
 
 A candidate module replaces one function of the library by a drop-in of
-the same signature (:obj:`REPLACES` names it) and is measured with
-:obj:`bench_resample.py --candidate NAME --device cuda`, which patches it
-in for that process only. The library never imports this package. A
+the same signature (:obj:`REPLACES` names it) and is measured by the
+resample, step and end-to-end benchmarks with :obj:`--candidate NAME
+--device cuda` (``CANDIDATES=NAME bash scripts/gpu_check.sh``), which
+patch it in for their own process only. The library never imports this package. A
 candidate that beats the library's function on the GPU moves into the
 library in place of it (so that no branch is added); one that does not is
 deleted.
