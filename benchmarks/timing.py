@@ -49,12 +49,13 @@ def use_candidate(name: str | None) -> None:
     says so."""
     if name is None:
         return
+    from candidates import replaced
+
     module = importlib.import_module(f'candidates.{name}')
-    owner, _, attribute = module.REPLACES.rpartition('.')
-    replaced = importlib.import_module(owner)
-    if not hasattr(replaced, attribute):
+    library, attribute = replaced(module)
+    if not hasattr(library, attribute):
         raise ValueError(f'{module.REPLACES} is not in the library')
-    setattr(replaced, attribute, getattr(module, attribute))
+    setattr(library, attribute, getattr(module, attribute))
     print(f'candidate {name} in place of {module.REPLACES}')
 
 

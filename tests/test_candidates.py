@@ -47,10 +47,9 @@ def candidate(name: str, monkeypatch) -> object:
     monkeypatch.syspath_prepend(BENCHMARKS)
     monkeypatch.delitem(sys.modules, f'candidates.{name}', raising=False)
     module = importlib.import_module(f'candidates.{name}')
-    owner, _, attribute = module.REPLACES.rpartition('.')
-    replaced = importlib.import_module(owner)
-    assert callable(getattr(replaced, attribute))
-    monkeypatch.setattr(replaced, attribute, getattr(module, attribute))
+    library, attribute = importlib.import_module('candidates').replaced(module)
+    assert callable(getattr(library, attribute))
+    monkeypatch.setattr(library, attribute, getattr(module, attribute))
     return module
 
 
@@ -60,8 +59,8 @@ def test_a_candidate_is_a_drop_in_for_the_function_it_replaces(
 ):
     monkeypatch.syspath_prepend(BENCHMARKS)
     module = importlib.import_module(f'candidates.{name}')
-    owner, _, attribute = module.REPLACES.rpartition('.')
-    library = getattr(importlib.import_module(owner), attribute)
+    owner, attribute = importlib.import_module('candidates').replaced(module)
+    library = getattr(owner, attribute)
     ours = getattr(module, attribute)
     assert inspect.signature(ours) == inspect.signature(library)
     assert ours.__module__ == module.__name__

@@ -10,3 +10,13 @@ package. A candidate that beats the library's function on the GPU moves
 into the library in place of it (so that no branch is added); one that
 does not is deleted.
 """
+
+import importlib
+from types import ModuleType
+
+
+def replaced(candidate: ModuleType) -> tuple[ModuleType, str]:
+    r"""The library module and the name of the function that
+    :obj:`candidate` replaces (its :obj:`REPLACES`)."""
+    owner, _, attribute = candidate.REPLACES.rpartition('.')
+    return importlib.import_module(owner), attribute
