@@ -2,7 +2,12 @@ import pytest
 import torch
 
 from pyg_bemap.datasets import biased_sbm
-from pyg_bemap.metrics import propagate, sensitive_attribute_probe
+from pyg_bemap.metrics import (
+    distance_bias,
+    majority_ratio,
+    propagate,
+    sensitive_attribute_probe,
+)
 
 
 def test_probe_reads_the_group_from_leaky_embeddings():
@@ -51,3 +56,73 @@ def test_probe_plot(tmp_path):
     assert ax.get_legend().get_bbox_to_anchor().x0 > ax.bbox.x1  # outside
     fig.savefig(tmp_path / 'probe.png')
     assert (tmp_path / 'probe.png').stat().st_size > 0
+
+
+def _stars(shares):
+    r"""A graph of stars, one per (own, other) pair: a centre whose
+    neighbours are :obj:`own` nodes of its group and :obj:`other` of the
+    other group (the leaves have no neighbours)."""
+    src, dst, sens = [], [], []
+    for own, other in shares:
+        centre = len(sens)
+        sens.append(0)
+        for group in [0] * own + [1] * other:
+            src.append(len(sens))
+            dst.append(centre)
+            sens.append(group)
+    return torch.tensor([src, dst]), torch.tensor(sens)
+
+
+def test_probe_bins_start_at_their_lower_edge_and_the_last_holds_1():
+    # shares of 3/10, 6/10 and 1 sit on edges that float32 rounds away
+    shares = [(3, 7)] * 5 + [(6, 4)] * 4 + [(4, 0)] * 3
+    edge_index, sens = _stars(shares)
+    h = torch.randn(sens.numel(), 2)
+    result = sensitive_attribute_probe(
+        h, edge_index, sens, train_ratio=0.01, epochs=1
+    )
+    counts = [b.count for b in result.bins]
+    # the held-out nodes with neighbours are the centres, by their shares
+    gen = torch.Generator().manual_seed(0)
+    held = torch.randperm(sens.numel(), generator=gen)[1:]  # 1% trains
+    ratio = majority_ratio(edge_index, sens)[held]
+    expected = [0] * 10
+    for value in ratio[~ratio.isnan()].tolist():
+        expected[{0.3: 3, 0.6: 6, 1.0: 9}[round(value, 6)]] += 1
+    assert counts == expected and sum(counts) > 0
+    assert result.bins[3].lower == 0.3 and result.bins[6].lower == 0.6
+    text = str(result)
+    assert '[0.3, 0.4)' in text and '[0.9, 1]' in text
+    assert '[0.6, 0.6)' not in text
+
+
+def test_probe_bin_labels_show_every_edge():
+    edge_index, sens = _stars([(1, 1)] * 4)
+    result = sensitive_attribute_probe(
+        torch.randn(sens.numel(), 2), edge_index, sens, num_bins=20, epochs=1
+    )
+    labels = [line.split()[0:2] for line in str(result).splitlines()[2:]]
+    assert labels[1] == ['[0.05,', '0.1)'] and labels[-1] == ['[0.95,', '1]']
+    assert max(len(line) for line in str(result).splitlines()) <= 80
+
+
+@pytest.mark.parametrize('bad', [float('nan'), float('inf')])
+def test_probe_and_distance_bias_refuse_embeddings_that_are_not_finite(bad):
+    edge_index, sens = _stars([(1, 1)] * 4)
+    h = torch.randn(sens.numel(), 2)
+    h[1, 0] = bad
+    with pytest.raises(ValueError, match='NaN, infinite'):
+        sensitive_attribute_probe(h, edge_index, sens)
+    with pytest.raises(ValueError, match='NaN, infinite'):
+        distance_bias(h, sens)
+    with pytest.raises(ValueError, match='at least one node'):
+        distance_bias(torch.zeros(0, 2), torch.zeros(0, dtype=torch.long))
+
+
+@pytest.mark.parametrize('num_bins', [0, -1, 2.5, True])
+def test_probe_refuses_a_number_of_bins_that_is_not_positive(num_bins):
+    edge_index, sens = _stars([(1, 1)] * 4)
+    with pytest.raises(ValueError, match='num_bins'):
+        sensitive_attribute_probe(
+            torch.randn(sens.numel(), 2), edge_index, sens, num_bins=num_bins
+        )

@@ -30,6 +30,21 @@ class DistanceBias:
     centroid_gap: float
 
 
+def check_embeddings(h: Tensor) -> None:
+    r"""Raises unless :obj:`h` holds finite embeddings of at least one node,
+    one row each."""
+    if not isinstance(h, Tensor) or h.dim() != 2 or h.size(0) == 0:
+        raise ValueError(
+            "'h' must be a 2-D tensor of node embeddings, one row per node "
+            '(and at least one node)'
+        )
+    if h.is_complex() or not bool(torch.isfinite(h).all()):
+        raise ValueError(
+            "'h' holds NaN, infinite or complex values; check the model's "
+            'outputs (e.g. a diverged training run)'
+        )
+
+
 def group_centroids(h: Tensor, sens: Tensor, num_groups: int) -> Tensor:
     r"""The mean embedding of every group, shape :obj:`[G, d]` (NaN rows for
     empty groups).
@@ -63,8 +78,7 @@ def distance_bias(
         num_groups (int, optional): The number of groups.
             (default: :obj:`None`, inferred)
     """
-    if not isinstance(h, Tensor) or h.dim() != 2:
-        raise ValueError("'h' must be a 2-D tensor of node embeddings")
+    check_embeddings(h)
     sens, num_groups = sensitive_groups(sens, h.size(0), num_groups)
     h = h.detach().double()
     centroids = group_centroids(h, sens, num_groups)

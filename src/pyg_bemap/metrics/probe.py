@@ -10,7 +10,8 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from pyg_bemap.metrics.bias import majority_ratio
+from pyg_bemap.infra.checks import is_integer
+from pyg_bemap.metrics.bias import check_embeddings, majority_ratio
 from pyg_bemap.rules.groups import sensitive_groups
 
 #: The marker, line style and colour of each curve of a plot, in turn. The
@@ -56,9 +57,9 @@ class ProbeResult:
         ]
         for b in self.bins:
             acc = 'nan' if math.isnan(b.accuracy) else f'{b.accuracy:.4f}'
-            lines.append(
-                f'[{b.lower:.1f}, {b.upper:.1f}){"":>5}{b.count:>9}  {acc:>8}'
-            )
+            end = ']' if b.upper == 1.0 else ')'
+            span = f'[{b.lower:.3g}, {b.upper:.3g}{end}'
+            lines.append(f'{span:<15}{b.count:>9}  {acc:>8}')
         return '\n'.join(lines)
 
     def plot(self, ax: Any = None, label: str | None = None) -> Any:
@@ -138,14 +139,18 @@ def sensitive_attribute_probe(
         sens (torch.Tensor): The sensitive group of every node.
         train_ratio (float, optional): Share of nodes the probe trains on.
             (default: :obj:`0.5`)
-        num_bins (int, optional): Number of bins. (default: :obj:`10`)
+        num_bins (int, optional): Number of equal-width bins, a positive
+            integer. (default: :obj:`10`)
         epochs (int, optional): Full-batch Adam steps. (default: :obj:`300`)
         lr (float, optional): Learning rate. (default: :obj:`0.05`)
         seed (int, optional): Seed of the split and the probe.
             (default: :obj:`0`)
     """
-    if not isinstance(h, Tensor) or h.dim() != 2:
-        raise ValueError("'h' must be a 2-D tensor of node embeddings")
+    check_embeddings(h)
+    if not is_integer(num_bins) or num_bins < 1:
+        raise ValueError(
+            f"'num_bins' must be a positive integer (got {num_bins!r})"
+        )
     if not 0.0 < train_ratio < 1.0:
         raise ValueError(
             f"'train_ratio' must be in (0, 1) (got {train_ratio})"
@@ -160,20 +165,38 @@ def sensitive_attribute_probe(
         h.detach().float(), sens, num_groups, train, epochs, lr, gen
     )[test]
     correct, ratio = (pred == sens[test]).double(), ratio[test]
-    edges = torch.linspace(0, 1, num_bins + 1).tolist()
-    bins = []
-    for k, (lower, upper) in enumerate(zip(edges[:-1], edges[1:])):
-        inside = (ratio >= lower) & (
-            (ratio < upper) if k < num_bins - 1 else (ratio <= upper)
-        )
-        count = int(inside.sum())
-        acc = correct[inside].mean().item() if count else float('nan')
-        bins.append(ProbeBin(lower, upper, count, acc))
+    bins = _binned_accuracy(correct, ratio, num_bins)
     held_out = torch.bincount(sens[test], minlength=num_groups)
     base_rate = held_out.max().item() / max(test.numel(), 1)
     return ProbeResult(
         accuracy=correct.mean().item(), bins=bins, base_rate=base_rate
     )
+
+
+def _binned_accuracy(
+    correct: Tensor, ratio: Tensor, num_bins: int
+) -> list[ProbeBin]:
+    r"""The accuracy over the nodes of every bin :math:`[k/B, (k+1)/B)` of
+    the ratio (the last one including 1; nodes without neighbours, whose
+    ratio is NaN, in none). The edges are the float64 values of
+    :math:`k/B`, so a ratio equal to an edge, such as 3/10, lies in the bin
+    that starts there."""
+    edges = [k / num_bins for k in range(num_bins + 1)]
+    has_ratio = ~ratio.isnan()
+    index = torch.bucketize(
+        ratio[has_ratio],
+        torch.tensor(edges[1:-1], dtype=torch.float64, device=ratio.device),
+        right=True,
+    )
+    count = torch.bincount(index, minlength=num_bins)
+    hits = torch.bincount(index, correct[has_ratio], minlength=num_bins)
+    accuracy = hits / count  # NaN for an empty bin
+    return [
+        ProbeBin(lower, upper, int(n), float(acc))
+        for lower, upper, n, acc in zip(
+            edges[:-1], edges[1:], count.tolist(), accuracy.tolist()
+        )
+    ]
 
 
 def _fit_logistic(
