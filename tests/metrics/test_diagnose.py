@@ -155,3 +155,34 @@ def test_numpy_inputs_are_named_as_the_wrong_type(attribute):
         ValueError, match=f"'data.{attribute}' must be a torch"
     ):
         diagnose(data)
+
+
+def test_long_lines_wrap_within_80_columns():
+    data = random_graph(300, 3000, 5, 1)  # five groups: a long line
+    data.y = (data.x[:, 0] > 0).long()
+    lines = str(diagnose(data)).splitlines()
+    assert max(len(line) for line in lines) <= 80
+    groups = lines.index(next(x for x in lines if x.startswith('groups:')))
+    assert lines[groups + 1].startswith('    ') and '4: ' in lines[groups + 1]
+
+
+def test_undefined_values_are_null_in_the_dict():
+    data = path_graph()
+    data.y = torch.tensor([1, 0, -1, -1])  # group 1 has no labelled node
+    with pytest.warns(UserWarning, match='statistical-parity gap'):
+        out = diagnose(data).to_dict()
+    assert out['label_gap'] is None
+    text = json.dumps(out, allow_nan=False)
+    assert '"label_gap": null' in text
+
+
+@pytest.mark.parametrize('train', [[], [0]])
+def test_the_mlp_gap_is_nan_without_two_labelled_training_nodes(train):
+    data = random_graph(200, 2000, 2, 1)
+    data.y = (data.x[:, 0] > 0).long()
+    data.train_mask = torch.zeros(200, dtype=torch.bool)
+    data.train_mask[train] = True
+    data.test_mask = ~data.train_mask
+    with pytest.warns(UserWarning, match='fewer than two labelled training'):
+        gap = diagnose(data, mlp=True).mlp_gap
+    assert math.isnan(gap)

@@ -1,5 +1,7 @@
 r"""Before any training: how much room a graph leaves BeMap to act."""
 
+import math
+import textwrap
 import warnings
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -47,15 +49,17 @@ class Diagnosis:
     #: a warning, when fewer than two groups have labelled nodes).
     label_gap: float
     #: The statistical-parity gap of an MLP's test predictions, if asked
-    #: (fit and tested on labelled nodes only).
+    #: (fit and tested on labelled nodes only; NaN, with a warning, with
+    #: fewer than two labelled training nodes).
     mlp_gap: float | None
     settings: SamplerSettings  #: The settings the shares assume.
 
     def to_dict(self) -> dict[str, Any]:
-        r"""The diagnosis as plain Python values (JSON-ready)."""
+        r"""The diagnosis as plain Python values (JSON-ready: an undefined
+        value, NaN here, is :obj:`None`)."""
         out = asdict(self)
         out['settings'] = asdict(self.settings)
-        return out
+        return _nan_as_none(out)
 
     def __str__(self) -> str:
         def share(value: float) -> str:
@@ -82,7 +86,10 @@ class Diagnosis:
             lines.append(
                 f'MLP gap (statistical parity): {share(self.mlp_gap)}'
             )
-        return '\n'.join(lines)
+        return '\n'.join(
+            textwrap.fill(line, 80, subsequent_indent='    ')
+            for line in lines
+        )
 
 
 def diagnose(
@@ -164,6 +171,18 @@ def diagnose(
     )
 
 
+def _nan_as_none(value: Any) -> Any:
+    r""":obj:`value` with every NaN float in it, at any depth of its
+    dictionaries and lists, replaced by :obj:`None` (JSON has no NaN)."""
+    if isinstance(value, dict):
+        return {k: _nan_as_none(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_nan_as_none(v) for v in value]
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value
+
+
 def _mean(values: Tensor) -> float:
     return float(values.mean()) if values.numel() else float('nan')
 
@@ -237,6 +256,13 @@ def _mlp_gap(
     labelled = labels >= 0
     train, test = _train_test(data, labelled, generator)
     train, test = train & labelled, test & labelled  # never fit y = -1
+    if int(train.sum()) < 2:  # no spread to standardise by, no model
+        warnings.warn(
+            'The MLP gap is undefined here: fewer than two labelled '
+            'training nodes; it is NaN',
+            stacklevel=3,
+        )
+        return float('nan')
     x = x.double()
     x = (x - x[train].mean(0)) / x[train].std(0).clamp(min=1e-12)
     weights = [
