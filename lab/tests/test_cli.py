@@ -190,6 +190,31 @@ def test_diagnose_and_compare_a_graph_it_saves_itself(capsys, tmp_path):
     assert f'epoch of the {RULES[DEFAULT_RULE]};' in ' '.join(out.split())
 
 
+def test_diagnose_says_what_is_undefined_in_one_line_and_strict_json(
+    capsys, tmp_path
+):
+    import json
+
+    import torch
+
+    from pyg_bemap.datasets import biased_sbm
+
+    data = biased_sbm(120, seed=4)
+    del data.train_mask, data.val_mask, data.test_mask
+    data.y[data.s == 1] = -1  # no labelled node in group 1: no label gap
+    torch.save(data, tmp_path / 'one.pt')
+    graph = ['diagnose', '--graph', str(tmp_path / 'one.pt')]
+    assert main(graph) == 0
+    captured = capsys.readouterr()
+    assert 'label gap (statistical parity): nan %' in captured.out
+    assert captured.err.startswith('pyg-bemap: warning: A statistical-parity')
+    assert captured.err.count('\n') == 1 and '.py' not in captured.err
+    assert main([*graph, '--json']) == 0
+    text = capsys.readouterr().out
+    strict = json.loads(text, parse_constant=lambda name: pytest.fail(name))
+    assert strict['label_gap'] is None
+
+
 def test_ctrl_c_ends_compare_and_its_workers_within_3_seconds(tmp_path):
     import os
     import signal

@@ -8,6 +8,7 @@ import gc
 import signal
 import sys
 import threading
+import warnings
 from importlib.metadata import version
 from typing import Any, NoReturn
 
@@ -308,7 +309,9 @@ def main(argv: list[str] | None = None) -> int:
         with pyg_loading_quietly():
             from pyg_bemap_lab import commands
 
-        getattr(commands, f'run_{args.command}')(args)
+        with warnings.catch_warnings():  # restores showwarning after
+            warnings.showwarning = _one_line_warning
+            getattr(commands, f'run_{args.command}')(args)
     except KeyboardInterrupt:
         return _interrupted()
     except Exception as error:
@@ -330,6 +333,15 @@ def run() -> NoReturn:
     # objects and two seconds, after the work is done (and after Ctrl-C)
     gc.freeze()
     sys.exit(code)
+
+
+def _one_line_warning(
+    message: Warning | str, *args: Any, **kwargs: Any
+) -> None:
+    r"""Shows a warning as the command's errors are shown: one line on
+    standard error, without the file, line and code it came from."""
+    text = ' '.join(str(message).split())
+    print(f'pyg-bemap: warning: {text}', file=sys.stderr)
 
 
 def _interrupted() -> int:

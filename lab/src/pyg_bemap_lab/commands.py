@@ -128,7 +128,7 @@ def run_diagnose(args: argparse.Namespace) -> None:
     )
     diagnosis = diagnose(graph, 's', 'y', mlp=args.mlp, seed=args.seed)
     if args.json:
-        print(json.dumps(diagnosis.to_dict(), indent=2))
+        print(json.dumps(diagnosis.to_dict(), indent=2, allow_nan=False))
     else:
         print(diagnosis)
 
