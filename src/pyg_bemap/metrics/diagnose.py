@@ -87,8 +87,7 @@ class Diagnosis:
                 f'MLP gap (statistical parity): {share(self.mlp_gap)}'
             )
         return '\n'.join(
-            textwrap.fill(line, 80, subsequent_indent='    ')
-            for line in lines
+            textwrap.fill(line, 80, subsequent_indent='    ') for line in lines
         )
 
 
