@@ -1,8 +1,12 @@
+import math
+
 import pytest
 import torch
 from torch_geometric.data import Data
 
 from pyg_bemap.metrics import fairness_task
+
+nan = math.nan
 
 
 def graph(**attrs):
@@ -16,6 +20,10 @@ def test_the_parts_of_a_binary_fairness_task():
     assert task.num_groups == 2 and task.sens.tolist() == [0, 0, 1, 1]
     assert task.labels.tolist() == [1, 0, -1, 1]
     assert task.labels.dtype == torch.long
+    data.y = torch.tensor([1, -100, -1, 0])  # any negative is unlabelled
+    assert fairness_task(data).labels.tolist() == [1, -1, -1, 0]
+    data.y = torch.tensor([True, False, False, True])
+    assert fairness_task(data).labels.tolist() == [1, 0, 0, 1]
     assert type(task.edge_index) is torch.Tensor
 
 
@@ -36,6 +44,18 @@ def test_the_parts_of_a_binary_fairness_task():
             ),
             dict(sens_attr='g'),
             'got 0, 0.3, 1',
+        ),
+        (
+            dict(
+                s=torch.tensor([0, 1, 0, 1]), y=torch.tensor([-0.5, 0, 1, 1])
+            ),
+            {},
+            r'must be 0 and 1, .* \(got -0.5\); mark',
+        ),
+        (
+            dict(s=torch.tensor([0, 1, 0, 1]), y=torch.tensor([0, nan, 1, 1])),
+            {},
+            r'\(got nan\); mark',
         ),
     ],
 )

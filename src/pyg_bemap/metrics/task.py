@@ -61,8 +61,8 @@ def fairness_task(
 
 def binary_labels(data: Data, label_attr: str, num_nodes: int) -> Tensor:
     r"""The labels :obj:`data[label_attr]` as a :obj:`long` vector of 0, 1
-    and -1 (unlabelled); a :class:`ValueError` says how to binarise any
-    other labels."""
+    and -1 (unlabelled: any negative integer); a :class:`ValueError` says
+    how to binarise any other labels."""
     y = getattr(data, label_attr, None)
     if y is not None:
         _check_tensor(y, label_attr)
@@ -72,6 +72,17 @@ def binary_labels(data: Data, label_attr: str, num_nodes: int) -> Tensor:
             "pass 'label_attr' if the labels are stored under another name"
         )
     y = y.view(-1)
+    if y.is_floating_point():
+        unmarked = y.isnan() | ((y < 0) & (y != y.round()))
+    else:
+        unmarked = torch.zeros_like(y, dtype=torch.bool)
+    if bool(unmarked.any()):
+        shown = ', '.join(f'{v:g}' for v in y[unmarked][:3].tolist())
+        raise ValueError(
+            f"The labels in 'data.{label_attr}' must be 0 and 1, -1 for "
+            f'unlabelled nodes (got {shown}); mark a node without a label '
+            f'with -1, not NaN or a negative fraction'
+        )
     values = torch.unique(y[y >= 0]).tolist()
     if not set(values) <= {0, 1}:
         shown = ', '.join(f'{v:g}' for v in values[:6])
@@ -82,7 +93,7 @@ def binary_labels(data: Data, label_attr: str, num_nodes: int) -> Tensor:
             f'gaps compare positive rates. Map them to 0 and 1 first, e.g. '
             f"'data.{label_attr} = (data.{label_attr} == positive).long()'"
         )
-    return y.long()
+    return torch.where(y < 0, -1, y.long())
 
 
 def _check_tensor(value: object, name: str) -> None:
