@@ -126,7 +126,12 @@ class GraphSampler:
     def matches(self, graph: Any) -> bool:
         r"""Whether the sampler was built for :obj:`graph`, unchanged
         since."""
-        return _identity(graph) == self._identity
+        if _is_edge_list(graph):
+            return _identity(graph) == self._identity
+        # the referent itself: weak references compare live referents with
+        # ==, which a sparse tensor answers with an error
+        known = self._identity
+        return isinstance(known, weakref.ref) and known() is graph
 
     def plan(self, settings: SamplerSettings) -> SamplingPlan:
         r"""The sampling plan of :obj:`settings`, computed once per
@@ -186,7 +191,7 @@ def remembered(
     return value
 
 
-def _identity(graph: Any) -> tuple[Any, ...]:
+def _identity(graph: Any) -> Any:
     r"""What tells one graph from another: an edge list by its memory and
     version counter, anything else by object identity (a weak reference,
     so that a new object never takes a dead one's place)."""
@@ -199,7 +204,7 @@ def _identity(graph: Any) -> tuple[Any, ...]:
             plain.stride(),
             version_counter(plain),
         )
-    return (weakref.ref(graph),)
+    return weakref.ref(graph)
 
 
 def _is_edge_list(graph: Any) -> bool:

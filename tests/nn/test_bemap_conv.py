@@ -12,7 +12,11 @@ from torch_geometric.nn import (
 )
 from torch_geometric.nn.models import GCN
 from torch_geometric.typing import WITH_TORCH_SPARSE, SparseTensor
-from torch_geometric.utils import to_torch_coo_tensor, to_torch_csr_tensor
+from torch_geometric.utils import (
+    to_edge_index,
+    to_torch_coo_tensor,
+    to_torch_csr_tensor,
+)
 
 from pyg_bemap import (
     BalanceAwareSampling,
@@ -312,14 +316,29 @@ def test_torch_sparse_adjacency(layout):
     out = conv(data.x, adj_t, bemap=info)
     # the same sample as on the edge list, up to the order of the edges
     reference = copy.deepcopy(conv)
-    from torch_geometric.utils import to_edge_index
-
     ordered = to_edge_index(adj_t)[0].flip(0)
     torch.manual_seed(3)
     sampled, _ = balanced_edge_sample(ordered, data.s, data.bemap_balance)
     assert torch.allclose(out, reference.conv(data.x, sampled), atol=1e-5)
     conv.eval()
     assert torch.equal(conv(data.x, adj_t), conv.conv(data.x, adj_t))
+
+
+def test_a_sparse_adjacency_rebuilt_every_epoch_with_one_bemap_info():
+    # the last pass keeps the last adjacency alive: telling the new one
+    # from it must not compare sparse tensors with ==
+    data = prepared()
+    plain = data.edge_index.as_tensor()
+    info = BeMapInfo(data.s, data.bemap_balance)
+    conv = BeMapConv(GCNConv(8, 4))
+    for convert in [to_torch_csr_tensor, to_torch_coo_tensor] * 2:
+        adj_t = convert(plain.flip(0), size=(60, 60))
+        torch.manual_seed(3)
+        out = conv(data.x, adj_t, bemap=info)
+        ordered = to_edge_index(adj_t)[0].flip(0)
+        torch.manual_seed(3)
+        sampled, _ = balanced_edge_sample(ordered, data.s, data.bemap_balance)
+        assert torch.allclose(out, conv.conv(data.x, sampled), atol=1e-5)
 
 
 @pytest.mark.skipif(not WITH_TORCH_SPARSE, reason='needs torch-sparse')
