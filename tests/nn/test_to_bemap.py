@@ -3,9 +3,11 @@ import copy
 import pytest
 import torch
 from torch_geometric.nn import (
+    GCN2Conv,
     GCNConv,
     GENConv,
     HeteroConv,
+    PointNetConv,
     SAGEConv,
     Sequential,
 )
@@ -136,6 +138,59 @@ def test_idempotent(data):
     assert all(not isinstance(m.conv, BeMapConv) for m in layers)
     with pytest.raises(ValueError, match="'convs.0' is already a BeMapConv"):
         to_bemap(model, beta=0.5)
+
+
+def test_idempotent_with_a_generator_in_a_copy():
+    generator = torch.Generator().manual_seed(0)
+    model = to_bemap(GCN(8, 16, num_layers=2), generator=generator)
+    assert all(m.generator is generator for m in bemap_layers(model))
+    again = to_bemap(model, generator=generator)  # a copy, same settings
+    assert all(m.generator is generator for m in bemap_layers(again))
+    assert bemap_layers(again)[0] is not bemap_layers(model)[0]
+
+
+class Tied(torch.nn.Module):
+    r"""One layer applied three times, and a layer under two names."""
+
+    def __init__(self):
+        super().__init__()
+        self.convs = torch.nn.ModuleList([GCNConv(8, 8)] * 3)
+        self.first = GCNConv(8, 8)
+        self.second = self.first
+
+    def forward(self, x, edge_index):
+        for conv in [*self.convs, self.first, self.second]:
+            x = conv(x, edge_index).relu()
+        return x
+
+
+def test_a_layer_registered_twice_is_wrapped_wherever_it_is(data):
+    model = to_bemap(Tied())
+    convs = list(model.convs)
+    assert all(isinstance(c, BeMapConv) for c in [*convs, model.second])
+    # still tied: one wrapper, one set of weights, as before
+    assert convs[0] is convs[1] is convs[2] and model.first is model.second
+    assert len(list(model.parameters())) == len(list(Tied().parameters()))
+    model.eval()
+    vanilla = Tied()
+    vanilla.load_state_dict(model.state_dict())
+    x, edge_index = data.x, data.edge_index
+    assert torch.allclose(model(x, edge_index), vanilla(x, edge_index))
+
+
+def test_a_layer_whose_second_argument_is_not_the_graph_is_refused():
+    class GCNII(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = GCN2Conv(8, alpha=0.1)
+
+        def forward(self, x, edge_index):
+            return self.conv(x, x, edge_index)
+
+    with pytest.raises(ValueError, match="'conv': .*takes 'x_0' there"):
+        to_bemap(GCNII())
+    with pytest.raises(ValueError, match="PointNetConv takes 'pos'"):
+        BeMapConv(PointNetConv())
 
 
 def test_a_single_layer(data):

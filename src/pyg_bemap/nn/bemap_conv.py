@@ -66,7 +66,8 @@ class BeMapConv(MessagePassing):
     Args:
         conv (MessagePassing or int): The layer to wrap (e.g.
             :obj:`GCNConv`, :obj:`GATConv`, :obj:`SAGEConv`,
-            :obj:`GraphConv`, :obj:`GINConv`), which must not cache its
+            :obj:`GraphConv`, :obj:`GINConv`), called as
+            :obj:`conv(x, edge_index, ...)`, which must not cache its
             normalised graph (:obj:`cached=True`); or the number of input
             channels of a :class:`~torch_geometric.nn.conv.GCNConv` to build.
         out_channels (int, optional): The output channels of the

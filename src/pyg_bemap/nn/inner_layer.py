@@ -13,6 +13,20 @@ from pyg_bemap.infra.checks import is_integer
 
 #: The attribute under which a BeMapConv holds its inner layer.
 INNER = 'conv'
+#: Second arguments of PyG's layers that are not the graph BeMap samples
+#: (positions, a batch vector, initial features, hyperedges, signed or
+#: typed edges), of layers a BeMapConv cannot wrap.
+NOT_A_GRAPH = frozenset(
+    {
+        'pos',
+        'batch',
+        'x_0',
+        'csr',
+        'hyperedge_index',
+        'pos_edge_index',
+        'edge_index_dict',
+    }
+)
 
 
 def inner_names_on_save(
@@ -69,6 +83,13 @@ def inner_layer(
             f"torch_geometric.nn.conv.MessagePassing, e.g. 'GCNConv(16, "
             f"32)') or builds a GCNConv from 'in_channels, out_channels' "
             f'(got {type(conv).__name__})'
+        )
+    second = positional_names(conv)[1:2]
+    if second and second[0] in NOT_A_GRAPH:
+        raise ValueError(
+            f'BeMapConv passes the graph to a layer as its second argument, '
+            f'and {type(conv).__name__} takes {second[0]!r} there: BeMap '
+            f"wraps layers called as 'layer(x, edge_index, ...)'"
         )
     if out_channels is not None or kwargs:
         given = ['out_channels'] * (out_channels is not None) + list(kwargs)

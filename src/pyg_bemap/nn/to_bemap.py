@@ -42,8 +42,10 @@ def to_bemap(
     :obj:`GIN`, :obj:`EdgeCNN`), on :class:`~torch_geometric.nn.DeepGCNLayer`
     stacks, on layers inside :class:`torch.nn.ModuleList`,
     :class:`torch.nn.Sequential` and :class:`torch_geometric.nn.Sequential`,
-    and on a user's own classes, and keeps the model's weights. Every call
-    of the model draws one sample, shared by all its BeMap layers (see
+    and on a user's own classes, and keeps the model's weights (a layer
+    registered twice, e.g. tied weights, becomes one BeMap layer at both
+    places). Every call of the model draws one sample, shared by all its
+    BeMap layers (see
     :mod:`pyg_bemap.nn.sample_sharing`). Converting a converted model with
     the same settings changes nothing. State dicts keep the vanilla model's
     keys, so its checkpoints load into the BeMap model and back.
@@ -69,8 +71,10 @@ def to_bemap(
     Raises:
         ValueError: If the model has no message-passing layer, a layer
             caches its normalised graph (:obj:`cached=True`), a layer is a
-            :class:`~torch_geometric.nn.conv.HeteroConv`, or a layer is
-            already a :class:`~pyg_bemap.BeMapConv` with other settings.
+            :class:`~torch_geometric.nn.conv.HeteroConv`, a layer takes
+            something else than the graph as its second argument (e.g.
+            :obj:`GCN2Conv`, :obj:`PointNetConv`), or a layer is already a
+            :class:`~pyg_bemap.BeMapConv` with other settings.
     """
     if not isinstance(model, torch.nn.Module):
         raise ValueError(
@@ -83,8 +87,9 @@ def to_bemap(
         layout=layout,
         generator=check_generator(generator),
     )
-    if not inplace:
-        model = copy.deepcopy(model)
+    if not inplace:  # the copy's layers keep the caller's generator
+        shared = {} if generator is None else {id(generator): generator}
+        model = copy.deepcopy(model, memo=shared)
     if isinstance(model, MessagePassing) and not isinstance(model, BeMapConv):
         model = _wrap('model', model, options)
     else:
@@ -96,8 +101,11 @@ def to_bemap(
                 f'torch_geometric.nn.conv.MessagePassing (GCNConv, SAGEConv, '
                 f'...)'
             )
+        wrapped: dict[int, BeMapConv] = {}  # a layer used twice: one wrap
         for name, parent, child_name, layer in layers:
-            setattr(parent, child_name, _wrap(name, layer, options))
+            if id(layer) not in wrapped:
+                wrapped[id(layer)] = _wrap(name, layer, options)
+            setattr(parent, child_name, wrapped[id(layer)])
     return model
 
 
@@ -105,9 +113,13 @@ def _message_passing_layers(
     model: torch.nn.Module, prefix: str = ''
 ) -> list[tuple[str, torch.nn.Module, str, torch.nn.Module]]:
     r"""The outermost message-passing modules below :obj:`model`, as
-    :obj:`(qualified name, parent, name in parent, module)`."""
+    :obj:`(qualified name, parent, name in parent, module)`, every place
+    a module is registered under (a layer shared by two names, or listed
+    twice in a :class:`~torch.nn.ModuleList`, at each)."""
     found = []
-    for name, child in model.named_children():
+    for name, child in model._modules.items():
+        if child is None:
+            continue
         qualified = f'{prefix}{name}'
         if isinstance(child, HeteroConv):
             raise ValueError(
@@ -138,4 +150,9 @@ def _wrap(
             f'normalised graph (cached=True) and would reuse the first '
             f'sampled neighbourhood forever; build it with cached=False'
         )
-    return BeMapConv(layer, **options)
+    try:
+        return BeMapConv(layer, **options)
+    except ValueError as error:
+        raise ValueError(
+            f"to_bemap cannot convert '{name}': {error}"
+        ) from None
