@@ -9,9 +9,11 @@ from torch_geometric.nn import GCNConv
 from pyg_bemap.infra.private_api import (
     DISABLED_TORCH_FUNCTION,
     PROPAGATION_HOOKS,
+    functorch_transforms_active,
     has_module_hooks,
     has_propagation_hooks,
     inside_backward,
+    outside_functorch_transforms,
     version_counter,
 )
 
@@ -24,6 +26,27 @@ def test_inside_backward_is_true_only_in_a_backward_pass():
     assert not inside_backward()
     y.sum().backward()
     assert seen == [True]
+
+
+def test_torch_func_transforms_are_seen_and_can_be_left_for_a_block():
+    seen = []
+    plain = torch.arange(3)
+
+    def f(x):
+        seen.append(functorch_transforms_active())
+        inside = plain.view(-1)
+        with outside_functorch_transforms():
+            seen.append(functorch_transforms_active())
+            outside = plain.view(-1)
+        # a tensor made in the block is a plain one: its memory is there
+        assert outside.data_ptr() == plain.data_ptr()
+        with pytest.raises(RuntimeError, match='storage'):
+            inside.data_ptr()
+        return x.sum()
+
+    assert not functorch_transforms_active()
+    torch.func.grad(f)(torch.ones(2))
+    assert seen == [True, False]
 
 
 def test_the_version_counter_counts_in_place_edits():

@@ -2,11 +2,13 @@ r"""Every private API of torch and PyG that the library relies on, in one
 place: ``tests/utils/test_private_api.py`` fails loudly when one of them
 changes or disappears in a new release."""
 
+from contextlib import AbstractContextManager
 from typing import Any
 
 import torch
 import torch.nn.modules.module as modules
 from torch import Tensor
+from torch._functorch.pyfunctorch import temporarily_clear_interpreter_stack
 
 #: PyG's hooks on the steps of message passing (registered with the public
 #: ``register_*_forward_*hook`` methods, kept in private dictionaries).
@@ -58,6 +60,20 @@ def inside_backward() -> bool:
     r"""Whether autograd's engine is running a backward pass on this thread
     (where activation checkpointing recomputes forward calls)."""
     return torch._C._current_graph_task_id() != -1
+
+
+def outside_functorch_transforms() -> AbstractContextManager[Any]:
+    r"""A block that runs as if no :mod:`torch.func` transform ran: its
+    operations take and give plain tensors (for what does not depend on
+    the transformed inputs, such as a sample of the edges)."""
+    return temporarily_clear_interpreter_stack()
+
+
+def functorch_transforms_active() -> bool:
+    r"""Whether a :mod:`torch.func` transform (:func:`~torch.func.grad`,
+    :func:`~torch.func.vmap`, ...) runs on this thread, whose wrapped
+    tensors sparse products and raw memory access cannot take."""
+    return bool(torch._C._are_functorch_transforms_active())
 
 
 def version_counter(tensor: Tensor) -> int:

@@ -8,6 +8,7 @@ from torch_geometric.nn.conv import MessagePassing
 
 from pyg_bemap.bemap_info import BeMapInfo
 from pyg_bemap.infra.checks import check_generator
+from pyg_bemap.infra.private_api import outside_functorch_transforms
 from pyg_bemap.nn.inner_layer import (
     inner_layer,
     inner_names_on_load,
@@ -206,9 +207,10 @@ class BeMapConv(MessagePassing):
         if graph.info is None:
             raise RuntimeError(_NO_INFORMATION)
         graph.info.check_unedited(graph.given)
-        return pass_sample(
-            graph.sampler(), self.settings, self.generator, self._replay
-        )
+        with outside_functorch_transforms():  # no transformed input in it
+            return pass_sample(
+                graph.sampler(), self.settings, self.generator, self._replay
+            )
 
     def __repr__(self) -> str:
         return (

@@ -28,7 +28,8 @@ route is chosen once per layer, feature dtype and device from what the
 layer is (``fast_route``); a call that it cannot honour
 (``honours``) takes the edge list: a graph without BeMap information
 or not an edge list, features that are not one dense matrix of the
-graph's nodes, inference mode, autocast, :func:`torch.compile`, edge-level
+graph's nodes, inference mode, autocast, :func:`torch.compile`,
+:mod:`torch.func` transforms, edge-level
 or other arguments, hooks on the message passing (and, for :obj:`gcn`, on
 any module of the layer), and, for :obj:`sparse`, a graph with self-loops
 (in evaluation) or repeated edges.
@@ -43,8 +44,10 @@ from torch import Tensor
 from pyg_bemap.bemap_info import BeMapInfo
 from pyg_bemap.edge_index import BeMapEdgeIndex, get_bemap
 from pyg_bemap.infra.private_api import (
+    functorch_transforms_active,
     has_module_hooks,
     has_propagation_hooks,
+    outside_functorch_transforms,
 )
 from pyg_bemap.infra.sparse import quiet_sparse
 from pyg_bemap.routes.edge_list import (
@@ -84,7 +87,8 @@ class GraphInput:
         self.given = edge_index
         self.plain = edge_index
         if isinstance(edge_index, BeMapEdgeIndex):
-            self.plain = edge_index.as_subclass(Tensor)
+            with outside_functorch_transforms():
+                self.plain = edge_index.as_subclass(Tensor)
         self.flipped = flow == 'target_to_source'
         self._pairs: tuple[Tensor, Any] | None = None
         self._sampler: GraphSampler | None = None
@@ -98,17 +102,26 @@ class GraphInput:
         r"""The :obj:`[2, E]` pairs and the function that rebuilds the
         graph's layout from a mask over them."""
         if self._pairs is None:
-            pairs, rebuild = edge_pairs(self.plain)
-            self._pairs = (pairs.flip(0) if self.flipped else pairs, rebuild)
+            with outside_functorch_transforms():
+                pairs, rebuild = edge_pairs(self.plain)
+                pairs = pairs.flip(0) if self.flipped else pairs
+            self._pairs = (pairs, rebuild)
         return self._pairs
+
+    def kept_edges(self, sample: Sample) -> Any:
+        r"""The graph in its layout, with the kept edges of :obj:`sample`
+        only."""
+        with outside_functorch_transforms():
+            return self.pairs()[1](sample)
 
     def sampler(self) -> GraphSampler:
         r"""The graph's sampler (see :meth:`BeMapInfo.sampler`)."""
         if self._sampler is None:
             assert self.info is not None
-            self._sampler = self.info.sampler(
-                self.given, self.pairs()[0], flipped=self.flipped
-            )
+            with outside_functorch_transforms():
+                self._sampler = self.info.sampler(
+                    self.given, self.pairs()[0], flipped=self.flipped
+                )
         return self._sampler
 
 
@@ -136,8 +149,7 @@ def edge_list(
     args, kwargs = mask_edge_level_args(
         call.arg_names, call.args, call.kwargs, sample
     )
-    edges = graph.pairs()[1](sample)
-    return call.conv(call.x, edges, *args, **kwargs)
+    return call.conv(call.x, graph.kept_edges(sample), *args, **kwargs)
 
 
 def sparse(call: LayerCall, graph: GraphInput, sample: Sample | None) -> Any:
@@ -215,6 +227,7 @@ def honours(
         or torch.is_inference_mode_enabled()
         or torch.is_autocast_enabled(x.device.type)
         or torch.compiler.is_compiling()
+        or functorch_transforms_active()
         or has_propagation_hooks(call.conv)
     ):
         return False
