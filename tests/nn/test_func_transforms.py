@@ -1,10 +1,18 @@
 r""":mod:`torch.func` transforms of BeMap layers compute what autograd and a
 loop compute: the fast routes step aside (their sparse products take no
-wrapped tensor) and the sample is drawn outside the transforms."""
+wrapped tensor) and the sample is drawn outside the transforms. And second
+derivatives, where docs/options.md says they exist."""
 
 import pytest
 import torch
-from torch_geometric.nn import GCNConv, GraphConv, SAGEConv
+from torch_geometric.nn import (
+    GCNConv,
+    GINConv,
+    GraphConv,
+    SAGEConv,
+    SGConv,
+    TAGConv,
+)
 
 from pyg_bemap import BalanceAwareSampling, BeMapConv, RowNormConv
 from pyg_bemap.datasets import biased_sbm
@@ -63,3 +71,30 @@ def test_an_ensemble_by_vmap_over_stacked_weights(data):
     out = torch.func.vmap(call)(params, buffers)
     for model, y in zip(models, out):
         assert torch.allclose(y, model(data.x, data.edge_index), atol=1e-5)
+
+
+SECOND_DERIVATIVE = {
+    **LAYERS,
+    'GINConv': lambda: GINConv(torch.nn.Linear(8, 4)),
+    'SGConv': lambda: SGConv(8, 4),
+    'TAGConv': lambda: TAGConv(8, 4),
+}
+
+
+@pytest.mark.parametrize('training', [False, True])
+@pytest.mark.parametrize('name', list(SECOND_DERIVATIVE))
+def test_a_second_derivative_as_docs_options_says(data, name, training):
+    # every layer with layout='edge_index'; GCNConv and RowNormConv (the
+    # library's own products) with the default layout too
+    layouts = ['edge_index']
+    if name in ('GCNConv', 'RowNormConv'):
+        layouts.append('auto')
+    for layout in layouts:
+        torch.manual_seed(0)
+        conv = BeMapConv(SECOND_DERIVATIVE[name](), layout=layout)
+        conv.train(training)
+        x = data.x.clone().requires_grad_()
+        out = conv(x, data.edge_index).square().sum()
+        (grad,) = torch.autograd.grad(out, x, create_graph=True)
+        grad.square().sum().backward()
+        assert x.grad is not None and bool(x.grad.abs().sum() > 0)

@@ -23,7 +23,10 @@ sample (training) and calls the layer.
         (``routes/gcn.py``)
 
 The fast routes (:obj:`sparse`, :obj:`gcn`) are an optimisation that never
-changes a result or raises where the layer's own call would not. The
+changes a result or raises where the layer's own call would not, but for
+one thing: PyG's sparse products of the :obj:`sparse` route have no second
+derivative (docs/options.md, "Layouts", says which layers, and that
+:obj:`layout='edge_index'` has it). The
 route is chosen once per layer, feature dtype and device from what the
 layer is (``fast_route``); a call that it cannot honour
 (``honours``) takes the edge list: a graph without BeMap information
