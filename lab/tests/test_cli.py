@@ -31,6 +31,14 @@ def test_train_synthetic_with_a_method_alias(capsys, tmp_path):
     assert 'GAT: 2 epochs' in out and 'BeMap(gat): 2 epochs' in out
 
 
+def test_train_headers_with_the_default_rule_wrap_within_80_columns(capsys):
+    assert main(['train', '--dataset', 'synthetic', '--epochs', '3']) == 0
+    out = capsys.readouterr().out
+    assert 'selected epoch 3' in out  # the default rule's name is long
+    assert f'({RULES[DEFAULT_RULE]})' in ' '.join(out.split())
+    assert max(len(line) for line in out.splitlines()) <= 80
+
+
 def test_train_and_compare_take_a_selection_rule(capsys, tmp_path):
     argv = ['train', '--dataset', 'synthetic', '--epochs', '3']
     assert main(argv + ['--selection', 'val-auc']) == 0

@@ -163,19 +163,14 @@ def run_train(args: argparse.Namespace) -> None:
         bar.close()
         history = run.history
         epoch = history.pick(args.selection)
-        head = f'\n{method}: {len(history)} epochs, {run.seconds:.1f} s; '
+        head = f'{method}: {len(history)} epochs, {run.seconds:.1f} s; '
         if epoch is None:
-            print(
-                textwrap.fill(
-                    head + f'no epoch to report: {args.selection!r} '
-                    f'({RULES[args.selection]}) picked none',
-                    80,
-                    replace_whitespace=False,
-                )
-            )
-            continue
-        print(head + f'selected epoch {epoch + 1} ({RULES[args.selection]})')
-        print(history.test[epoch])
+            said = f'no epoch to report: {args.selection!r} picked none'
+        else:
+            said = f'selected epoch {epoch + 1}'
+        print('\n' + textwrap.fill(f'{head}{said} ({RULES[args.selection]})'))
+        if epoch is not None:
+            print(history.test[epoch])
     print(
         '\nTest split, one seed: differences of a few points are within\n'
         "noise here; 'pyg-bemap compare' runs paired seeds."
