@@ -134,3 +134,14 @@ def test_option_values_are_checked_at_parsing(tmp_path, capsys):
     assert '--out: names a file, not a folder' in err
     err = _parse_error(capsys, [*graph, '--out', ''])
     assert '--out: must name a folder (got nothing)' in err
+
+
+def test_an_option_without_the_graph_it_belongs_to_is_refused(capsys):
+    # each would be ignored, and the command run on NBA
+    err = _parse_error(capsys, ['diagnose', '--edges', 'e.csv'])
+    assert '--edges belongs with --nodes, which is not given' in err
+    argv = ['diagnose', '--id-col', 'id', '--sens-attr', 'g']
+    err = _parse_error(capsys, argv)
+    assert '--id-col, --sens-attr belong with --nodes or --graph' in err
+    err = _parse_error(capsys, ['compare', '--label-attr', 'z'])
+    assert '--label-attr belongs with --graph' in err

@@ -26,7 +26,7 @@ from pyg_bemap_lab.arguments import (
     positive_int,
     share,
 )
-from pyg_bemap_lab.graph_inputs import add_graph_source
+from pyg_bemap_lab.graph_inputs import add_graph_source, check_graph_options
 from pyg_bemap_lab.names import (
     BEMAP_BETA,
     BEMAP_MIN_KEEP,
@@ -303,6 +303,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     check_fraction_options(parser, args)
+    check_graph_options(parser, args)
     try:
         # what a command needs is imported when it runs, so that --help
         # and bad arguments answer at once

@@ -81,6 +81,38 @@ def add_graph_source(
         )
 
 
+def check_graph_options(
+    parser: argparse.ArgumentParser, args: argparse.Namespace
+) -> None:
+    r"""Exits as argparse does when an option of a graph of one's own comes
+    without the option it belongs to (it would be ignored)."""
+    if not hasattr(args, 'nodes'):
+        return  # the command takes no graph of one's own
+    stray = []
+    if args.nodes is None:
+        stray += [o for o in TABLE_OPTIONS if getattr(args, o) is not None]
+    if args.graph is None:
+        stray += [
+            o
+            for o, default in (('sens_attr', 's'), ('label_attr', 'y'))
+            if getattr(args, o) != default
+        ]
+    if stray:
+        owner = ' or '.join(
+            f'--{name}'
+            for name, options in (
+                ('nodes', TABLE_OPTIONS),
+                ('graph', ('sens_attr', 'label_attr')),
+            )
+            if set(stray) & set(options)
+        )
+        verb = 'belongs' if len(stray) == 1 else 'belong'
+        parser.error(
+            ', '.join('--' + o.replace('_', '-') for o in stray)
+            + f' {verb} with {owner}, which is not given'
+        )
+
+
 def read_graph_source(args: argparse.Namespace) -> 'Data | str':
     r"""A graph of one's own (see
     :func:`~pyg_bemap_lab.io.user_graphs.user_graph`) or the name of a
