@@ -68,6 +68,9 @@ def test_bad_tables_are_one_line_naming_the_file(tmp_path, capsys):
     nodes.write_text('id,s,y,f\n1,0,1,0.5\n2,1,0,0.1\n')
     err = _one_line_error(capsys, argv)
     assert f'{edges}: line 3: the target id 7 is not in the node' in err
+    nodes.write_text('a\nb\nc,d\n')  # pandas' message ends in a newline
+    err = _one_line_error(capsys, argv)
+    assert f'{nodes}: not a CSV table (' in err and err.endswith(')\n')
 
 
 def test_a_read_only_out_is_refused_before_any_training(tmp_path, capsys):

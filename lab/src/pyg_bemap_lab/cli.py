@@ -320,7 +320,7 @@ def main(argv: list[str] | None = None) -> int:
             return _interrupted()
         if not isinstance(error, (ValueError, OSError)):
             raise
-        print(f'pyg-bemap: error: {error}', file=sys.stderr)
+        print(f'pyg-bemap: error: {_one_line(error)}', file=sys.stderr)
         return 1
     return 0
 
@@ -341,8 +341,13 @@ def _one_line_warning(
 ) -> None:
     r"""Shows a warning as the command's errors are shown: one line on
     standard error, without the file, line and code it came from."""
-    text = ' '.join(str(message).split())
-    print(f'pyg-bemap: warning: {text}', file=sys.stderr)
+    print(f'pyg-bemap: warning: {_one_line(message)}', file=sys.stderr)
+
+
+def _one_line(said: object) -> str:
+    r"""What an error or a warning says, on one line (another library's
+    message may hold line breaks)."""
+    return ' '.join(str(said).split())
 
 
 def _interrupted() -> int:
