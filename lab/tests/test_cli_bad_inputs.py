@@ -137,6 +137,13 @@ def test_option_values_are_checked_at_parsing(tmp_path, capsys):
     assert '--out: names a file, not a folder' in err
     err = _parse_error(capsys, [*graph, '--out', ''])
     assert '--out: must name a folder (got nothing)' in err
+    for command in ('train', 'diagnose'):
+        for bad in ('99999999999999999999999', '-1', '1.5'):
+            err = _parse_error(capsys, [command, '--seed', bad])
+            assert (
+                f"--seed: must be an integer from 0 to 2**63 - 1 (got '{bad}')"
+                in err
+            )
 
 
 def test_an_option_without_the_graph_it_belongs_to_is_refused(capsys):

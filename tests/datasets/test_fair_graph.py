@@ -128,6 +128,16 @@ def test_alias_and_unknown_names(tmp_path):
         FairGraphDataset(str(tmp_path), 'nba', label_budget=0)
 
 
+@pytest.mark.parametrize('split', ['random', 'reference'])
+@pytest.mark.parametrize('seed', [1.5, True, 'x', -1, 2**63])
+def test_a_split_seed_that_is_no_seed_is_refused(tmp_path, split, seed):
+    # it was a bare RuntimeError of torch, or, for the reference split,
+    # written into the processed file's name
+    with pytest.raises(ValueError, match="'split_seed' must be a seed"):
+        FairGraphDataset(str(tmp_path), 'nba', seed, split=split)
+    assert not list(tmp_path.iterdir())
+
+
 @needs_shared
 def test_bail_alias(tmp_path):
     root = with_raw(str(tmp_path), 'recidivism')

@@ -14,6 +14,21 @@ from pyg_bemap_lab.names import (
 from pyg_bemap_lab.selection import DEFAULT_RULE, RULES
 
 
+def seed(text: str) -> int:
+    r"""A seed: an integer from 0 to 2**63 - 1, as the library takes
+    (:obj:`pyg_bemap.infra.checks.MAX_SEED`; not imported, as it loads
+    torch, and arguments are checked before anything loads)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1  # not an integer: the same message
+    if not 0 <= value <= 2**63 - 1:
+        raise argparse.ArgumentTypeError(
+            f'must be an integer from 0 to 2**63 - 1 (got {text!r})'
+        )
+    return value
+
+
 def int_at_least(minimum: int) -> Callable[[str], int]:
     def parse(text: str) -> int:
         try:

@@ -24,6 +24,7 @@ from pyg_bemap_lab.arguments import (
     non_negative_int,
     out_folder,
     positive_int,
+    seed,
     share,
 )
 from pyg_bemap_lab.graph_inputs import add_graph_source, check_graph_options
@@ -172,9 +173,10 @@ def _add_diagnose(commands: Any) -> None:
     )
     diagnose.add_argument(
         '--seed',
-        type=int,
+        type=seed,
         default=0,
-        help="the MLP's split and initialisation (default: %(default)s)",
+        help="the MLP's initial weights, and its split where the graph has "
+        'no split masks (default: %(default)s)',
     )
     diagnose.add_argument(
         '--json', action='store_true', help='print the figures as JSON'
@@ -202,7 +204,7 @@ def _add_train(commands: Any) -> None:
     add_method(train)
     train.add_argument(
         '--seed',
-        type=int,
+        type=seed,
         default=0,
         help='the split, initial weights and sampling (default: %(default)s)',
     )

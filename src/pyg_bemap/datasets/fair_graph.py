@@ -25,6 +25,7 @@ from pyg_bemap.datasets.raw_files import (
 from pyg_bemap.datasets.reference_splits import REFERENCE_SEED, reference_split
 from pyg_bemap.datasets.specs import ALIASES, BUNDLED_DIR, SPECS
 from pyg_bemap.datasets.splits import check_label_budget, split_masks
+from pyg_bemap.infra.checks import check_seed
 
 
 class FairGraphDataset(InMemoryDataset):
@@ -135,6 +136,7 @@ class FairGraphDataset(InMemoryDataset):
             label_budget = SPECS[key].reference_label_budget
         if split_seed is None:
             split_seed = REFERENCE_SEED if split == 'reference' else 0
+        split_seed = check_seed('split_seed', split_seed)
         if label_budget is not None:
             label_budget = check_label_budget(label_budget, " or 'reference'")
         self.name = key

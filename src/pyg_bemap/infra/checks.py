@@ -25,6 +25,21 @@ def check_integer(name: str, value: Any, minimum: int = 0) -> int:
     return int(value)
 
 
+#: The seeds every random choice takes: what :func:`torch.manual_seed`
+#: takes, from 0.
+MAX_SEED = 2**63 - 1
+
+
+def check_seed(name: str, value: Any) -> int:
+    r"""A seed: an integer from 0 to :obj:`MAX_SEED`."""
+    if not is_integer(value) or not 0 <= value <= MAX_SEED:
+        raise ValueError(
+            f"'{name}' must be a seed, an integer from 0 to 2**63 - 1 "
+            f'(got {value!r})'
+        )
+    return int(value)
+
+
 def is_integer(value: Any) -> TypeGuard[int]:
     r"""Whether :obj:`value` is an integer (Python or NumPy), not a
     boolean."""
