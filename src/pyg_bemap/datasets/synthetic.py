@@ -2,9 +2,18 @@ r"""A built-in synthetic fairness graph: two sensitive groups, homophilous
 edges, and labels and features that leak the group.
 """
 
+import math
+
 import torch
 from torch_geometric.data import Data
 from torch_geometric.utils import coalesce, remove_self_loops, to_undirected
+
+from pyg_bemap.infra.checks import (
+    check_integer,
+    check_seed,
+    check_share,
+    is_number,
+)
 
 
 def biased_sbm(
@@ -51,12 +60,29 @@ def biased_sbm(
         device (torch.device, optional): Where to build the graph.
             (default: :obj:`None`, the CPU)
 
+    Raises:
+        ValueError: For an argument out of its range: shares and
+            :obj:`homophily` in :math:`[0, 1]`, :obj:`label_bias` in
+            :math:`[-1, 1]`, :obj:`avg_degree` in :math:`[0, N - 1]`, at
+            least one node and one feature.
+
     Returns:
         A :class:`~torch_geometric.data.Data` with :obj:`x`,
         :obj:`edge_index`, :obj:`y`, :obj:`s`, :obj:`train_mask`,
         :obj:`val_mask` and :obj:`test_mask`.
     """
-    gen = torch.Generator(device=device or 'cpu').manual_seed(seed)
+    num_nodes = check_integer('num_nodes', num_nodes, minimum=1)
+    avg_degree = check_share('avg_degree', avg_degree, num_nodes - 1)
+    homophily = check_share('homophily', homophily)
+    minority_share = check_share('minority_share', minority_share)
+    num_features = check_integer('num_features', num_features, minimum=1)
+    # positive rates 0.5 -+ label_bias / 2 lie in [0, 1]
+    _check_number('label_bias', label_bias, -1, 1)
+    _check_number('signal', signal)
+    _check_number('group_trace', group_trace)
+    gen = torch.Generator(device=device or 'cpu').manual_seed(
+        check_seed('seed', seed)
+    )
 
     def rand(*size: int) -> torch.Tensor:
         return torch.rand(*size, generator=gen, device=device)
@@ -110,3 +136,14 @@ def biased_sbm(
         val_mask=masks[1],
         test_mask=masks[2],
     )
+
+
+def _check_number(
+    name: str, value: float, low: float = -math.inf, high: float = math.inf
+) -> None:
+    if not is_number(value) or not math.isfinite(value):
+        raise ValueError(f"'{name}' must be a finite number (got {value!r})")
+    if not low <= value <= high:
+        raise ValueError(
+            f"'{name}' must be a number in [{low:g}, {high:g}] (got {value!r})"
+        )
