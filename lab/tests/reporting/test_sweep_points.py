@@ -6,6 +6,8 @@ from pyg_bemap_lab.reporting.sweep_points import (
     setting_label,
     validation_choice,
 )
+from pyg_bemap_lab.reporting.sweep_report import sweep_summary
+from pyg_bemap_lab.sweeping import sweep_protocol
 
 
 def test_setting_labels_name_the_method_once():
@@ -24,7 +26,7 @@ def test_setting_labels_name_the_method_once():
 def test_the_frontier_and_the_validation_choice():
     def point(label, method, acc, sp, eo=0.0, backbone='GCN'):
         values = dict(acc=acc, auc=0.5, sp=sp, eo=eo)
-        return SweepPoint(label, method, {}, backbone, 10, 0, values,
+        return SweepPoint(label, method, {}, backbone, 10, 0, 0, values,
                           values, {})  # fmt: skip
 
     points = [
@@ -38,3 +40,22 @@ def test_the_frontier_and_the_validation_choice():
     assert [p.on_frontier for p in points] == [True, True, True, False, False]
     assert validation_choice(points).label == 'sym'
     assert validation_choice(points[:1]) is None
+
+
+def test_the_summary_counts_the_runs_with_no_epoch_to_report():
+    # they are left out of the means; the table says how many per setting
+    values = dict(acc=0.8, auc=0.5, sp=0.1, eo=0.1)
+    points = [
+        SweepPoint('GCN', 'GCN', {}, None, 7, 3, 1, values, values, {}),
+        SweepPoint(
+            'sym', 'BeMap(sym)', {}, 'GCN', 10, 0, 2, values, values, {}
+        ),  # fmt: skip
+    ]
+    text = sweep_summary(sweep_protocol('nba', 10), points, None)
+    rows = {line.split()[0]: line.split() for line in text.splitlines()
+            if line.strip()}  # fmt: skip
+    header = next(line for line in text.splitlines() if 'val acc' in line)
+    assert header.split()[-2:] == ['none', 'deg']
+    assert rows['GCN'][-2:] == ['3', '1'] and rows['sym'][-2:] == ['0', '2']
+    assert 'none counts runs with no epoch to report' in ' '.join(text.split())
+    assert max(len(line) for line in text.splitlines()) <= 80

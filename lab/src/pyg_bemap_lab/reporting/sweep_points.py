@@ -35,7 +35,9 @@ METRICS = ('acc', 'auc', 'sp', 'eo')
 @dataclass
 class SweepPoint:
     r"""One setting of a sweep, averaged over its paired seeds (shares in
-    :math:`[0, 1]`; :obj:`degenerate` counts its degenerate runs;
+    :math:`[0, 1]`; :obj:`seeds` counts the runs with an epoch to report,
+    :obj:`unreported` those without one, left out of the means;
+    :obj:`degenerate` counts its degenerate runs;
     :obj:`ci` holds the half-widths of the 95 % t-intervals of the test
     means; :obj:`versus` the paired test differences against
     :obj:`backbone`, in points, and :obj:`healthy` the same on the seeds
@@ -46,6 +48,7 @@ class SweepPoint:
     config: RunConfig
     backbone: str | None
     seeds: int
+    unreported: int
     degenerate: int
     val: dict[str, float]
     test: dict[str, float]
@@ -127,6 +130,7 @@ def _point(
         config=config,
         backbone=None,
         seeds=len(values),
+        unreported=len(runs) - len(values),
         degenerate=sum(bool(degenerate(r, DEFAULT_RULE)) for r in runs),
         val={m: interval(f'val_{m}')[0] for m in METRICS},
         test={m: mean for m, (mean, _) in test.items()},

@@ -51,7 +51,8 @@ class SweepResult(Report):
 
 
 COLUMNS = (
-    'setting', 'method', 'seeds', 'degenerate_runs', 'on_frontier',
+    'setting', 'method', 'seeds', 'unreported_runs', 'degenerate_runs',
+    'on_frontier',
     'val_acc', 'val_delta_sp', 'val_delta_eo', 'test_acc', 'test_auc',
     'test_delta_sp', 'test_delta_eo', 'test_acc_ci95', 'test_delta_sp_ci95',
     'test_delta_eo_ci95', 'backbone', 'acc_vs_backbone',
@@ -73,7 +74,8 @@ def write_csv(points: list[SweepPoint], path: str) -> None:
         writer.writerow(COLUMNS)
         for p in points:
             row: list[Any] = [
-                p.label, p.method, p.seeds, p.degenerate, p.on_frontier,
+                p.label, p.method, p.seeds, p.unreported, p.degenerate,
+                p.on_frontier,
                 p.val['acc'], p.val['sp'], p.val['eo'], p.test['acc'],
                 p.test['auc'], p.test['sp'], p.test['eo'], p.ci['acc'],
                 p.ci['sp'], p.ci['eo'], p.backbone or '',
@@ -108,13 +110,14 @@ def sweep_summary(
         f'Sweep on {dataset}: {len(points)} settings, up to '
         f'{len(protocol.seeds)} paired seeds each, epoch of the '
         f'{RULES[DEFAULT_RULE]}; means in %. * marks the validation frontier '
-        '(accuracy against delta_sp); deg counts degenerate runs. Test '
+        '(accuracy against delta_sp); none counts runs with no epoch to '
+        'report, left out of the means, deg degenerate runs. Test '
         'columns are for reading only: nothing is chosen on them.'
     )
     lines = textwrap.wrap(intro, width) + ['']
     head = ('', 'val acc', 'val sp', 'test acc', 'test sp', 'test eo')
     lines.append(
-        f'{head[0]:<22}' + ''.join(f'{h:>9}' for h in head[1:]) + '  deg'
+        f'{head[0]:<22}' + ''.join(f'{h:>9}' for h in head[1:]) + ' none  deg'
     )
     for p in points:
         cells = [p.val['acc'], p.val['sp'], p.test['acc'], p.test['sp']]
@@ -124,7 +127,7 @@ def sweep_summary(
         lines.append(
             f'{name:<22}'
             + ''.join(f'{100 * c:9.1f}' for c in cells)
-            + f'{p.degenerate:5d}'
+            + f'{p.unreported:5d}{p.degenerate:5d}'
         )
     lines.append('')
     if choice is None:
