@@ -128,6 +128,8 @@ def test_degenerate_groups_give_nan_with_a_warning():
         'delta_eo is NaN: it needs two groups where its rate is defined, '
         'and the rate of group(s) [1, 2] is undefined here',
     ]
+    # every warning names the caller's line, not the library's
+    assert {w.filename for w in caught} == {__file__}
     assert math.isnan(report.by_group[1].true_positive_rate)
     assert math.isnan(report.by_group[1].auc)
     assert report.by_group[2].size == 0
@@ -224,3 +226,32 @@ def test_a_threshold_warning_only_where_the_scales_disagree(recwarn):
     with pytest.warns(UserWarning, match="like logits. Leave out 'threshold'"):
         logits = torch.tensor([-2.0, 3.0, 1.5, -0.1])
         fairness_report(logits, y, sens, threshold=0.5)
+
+
+@pytest.mark.parametrize(
+    'score, label, match',
+    [
+        ([0.5, 0.2, 0.3], [0.0, 0.4, 1.0], "'label' must hold the labels 0"),
+        ([0.5, 0.2, 0.3], [0, 2, 1], r'labels 0 and 1 \(got \[0, 1, 2\]'),
+        ([0.5, math.nan, 0.3], [0, 1, 1], "'score' holds NaN"),
+        ([0.5, 0.2], [0, 1, 1], 'of one size'),
+    ],
+)
+def test_roc_auc_refuses_what_has_no_auc(score, label, match):
+    with pytest.raises(ValueError, match=match):
+        roc_auc(torch.tensor(score), torch.tensor(label))
+
+
+def test_two_column_outputs_of_any_dtype():
+    out = torch.tensor([[True, False], [False, True]] * 2 + [[False, True]])
+    y, sens = torch.tensor([0, 1, 1, 1, 0]), torch.tensor([0, 0, 1, 1, 1])
+    as_bool = fairness_report(out, y, sens)
+    as_float = fairness_report(out.float(), y, sens)
+    assert as_bool.to_dict() == as_float.to_dict()
+    assert as_bool.accuracy == pytest.approx(3 / 5)
+
+
+def test_empty_inputs_say_there_is_nothing_to_evaluate():
+    empty = torch.zeros(0)
+    with pytest.raises(ValueError, match='holds no node: there is nothing'):
+        fairness_report(empty, empty.long(), empty.long())

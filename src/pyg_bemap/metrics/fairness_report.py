@@ -113,7 +113,12 @@ class FairnessReport:
 def roc_auc(score: Tensor, label: Tensor) -> float:
     r"""ROC-AUC by the Mann-Whitney statistic with average ranks for ties;
     NaN when :obj:`label` holds a single class.
+
+    Args:
+        score (torch.Tensor): Finite scores, one per node, :obj:`[N]`.
+        label (torch.Tensor): The labels 0 and 1, :obj:`[N]`.
     """
+    _check_auc_inputs(score, label)
     num_pos = int(label.sum())
     num_neg = label.numel() - num_pos
     if num_pos == 0 or num_neg == 0:
@@ -126,6 +131,23 @@ def roc_auc(score: Tensor, label: Tensor) -> float:
     average_rank = last_rank - (counts.double() - 1) / 2
     rank_sum = average_rank[inverse][label.bool()].sum().item()
     return (rank_sum - num_pos * (num_pos + 1) / 2) / (num_pos * num_neg)
+
+
+def _check_auc_inputs(score: Tensor, label: Tensor) -> None:
+    if not isinstance(score, Tensor) or not isinstance(label, Tensor):
+        raise ValueError("'score' and 'label' must be torch.Tensors")
+    if score.dim() != 1 or label.shape != score.shape:
+        raise ValueError(
+            f"'score' and 'label' must be 1-D of one size (got shapes "
+            f'{list(score.shape)} and {list(label.shape)})'
+        )
+    if score.is_complex() or not bool(torch.isfinite(score).all()):
+        raise ValueError("'score' holds NaN, infinite or complex values")
+    if not bool(((label == 0) | (label == 1)).all()):
+        raise ValueError(
+            f"'label' must hold the labels 0 and 1 (got "
+            f'{torch.unique(label)[:6].tolist()})'
+        )
 
 
 def fairness_report(
@@ -180,6 +202,8 @@ def fairness_report(
     """
     score, positive = scores_and_predictions(pred, threshold)
     num_nodes = score.numel()
+    if num_nodes == 0:
+        raise ValueError("'pred' holds no node: there is nothing to evaluate")
     y = binary_labels(y, num_nodes)
     sens, num_groups = sensitive_groups(sens, num_nodes, num_groups)
     check_same_device(
@@ -204,10 +228,9 @@ def fairness_report(
             'undefined (NaN)',
             stacklevel=2,
         )
-    by_group = {
-        g: _group_metrics(g, score, positive, y, sens == g)
-        for g in range(num_groups)
-    }
+    by_group = {}
+    for g in range(num_groups):  # a loop: warnings name the caller's line
+        by_group[g] = _group_metrics(g, score, positive, y, sens == g)
     return FairnessReport(
         accuracy=_mean(positive == y),
         auc=auc,

@@ -32,8 +32,8 @@ def scores_and_predictions(
             'outputs (e.g. a diverged training run)'
         )
     if pred.dim() == 2 and pred.size(1) == 2:
-        score = pred.float().softmax(dim=-1)[:, 1]
-        return score, pred.argmax(dim=-1) == 1
+        pred = pred.float()
+        return pred.softmax(dim=-1)[:, 1], pred.argmax(dim=-1) == 1
     if pred.dim() == 2 and pred.size(1) == 1:
         pred = pred.view(-1)
     if pred.dim() != 1:
