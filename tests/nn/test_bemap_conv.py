@@ -70,6 +70,11 @@ def test_channel_counts_build_a_gcn_conv():
     assert isinstance(conv.conv, GCNConv) and conv.conv.improved
     torch.manual_seed(0)
     assert torch.equal(conv.conv.lin.weight, GCNConv(16, 32).lin.weight)
+    # renaming the class is the whole change, positional arguments too
+    conv = BeMapConv(
+        16, 32, True, False, False
+    )  # improved, cached, self-loops
+    assert conv.conv.improved and not conv.conv.add_self_loops
 
 
 def test_bad_constructor_arguments_name_the_fix():
@@ -79,6 +84,8 @@ def test_bad_constructor_arguments_name_the_fix():
         BeMapConv(GCNConv(8, 4), 4)
     with pytest.raises(ValueError, match="'improved'"):
         BeMapConv(GCNConv(8, 4), improved=True)
+    with pytest.raises(ValueError, match=r"a layer and \['True'\]"):
+        BeMapConv(GCNConv(8, 4), None, True)
     with pytest.raises(ValueError, match='MessagePassing'):
         BeMapConv(torch.nn.Linear(8, 4))
     with pytest.raises(ValueError, match='cached=False'):

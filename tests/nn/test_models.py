@@ -36,3 +36,19 @@ def test_bemap_gcn_wraps_every_conv_and_matches_gcn_in_eval():
     assert torch.equal(fair(data.x, data.edge_index), vanilla(data.x, plain))
     fair.train()
     fair(data.x, data.edge_index).sum().backward()
+
+
+def test_bemap_gcn_takes_the_generator_of_its_samples():
+    data = BalanceAwareSampling()(biased_sbm(200, seed=0))
+
+    def losses(seed):
+        torch.manual_seed(0)
+        generator = torch.Generator().manual_seed(seed)
+        model = BeMapGCN(32, 16, num_layers=2, out_channels=2,
+                         generator=generator)  # fmt: skip
+        assert all(c.generator is generator for c in model.convs)
+        torch.manual_seed(123)  # the global seed decides nothing
+        out = [model(data.x, data.edge_index).sum().item() for _ in range(3)]
+        return out
+
+    assert losses(1) == losses(1) and losses(1) != losses(2)

@@ -92,8 +92,10 @@ class BeMapConv(MessagePassing):
         generator (torch.Generator, optional): The random generator of the
             samples, which alone decides them, whatever happens to the
             global seed. (default: :obj:`None`, the global one)
-        **kwargs (optional): The other arguments of the
-            :class:`~torch_geometric.nn.conv.GCNConv` to build.
+        *args, **kwargs (optional): The other arguments of the
+            :class:`~torch_geometric.nn.conv.GCNConv` to build, as it takes
+            them (e.g. :obj:`BeMapConv(16, 32, True)` for
+            :obj:`GCNConv(16, 32, True)`).
 
     Under :func:`torch.compile` the sample is drawn eagerly, so the same
     seed gives the same sample as in eager mode.
@@ -111,7 +113,7 @@ class BeMapConv(MessagePassing):
         self,
         conv: MessagePassing | int,
         out_channels: int | None = None,
-        *,
+        *args: Any,
         beta: float | None = None,
         min_keep: int | None = None,
         strategy: str | None = None,
@@ -126,7 +128,7 @@ class BeMapConv(MessagePassing):
                 f'{conv} is already a BeMapConv; wrap the inner layer once '
                 f"('BeMapConv(<its inner layer>)')"
             )
-        conv = inner_layer(conv, out_channels, kwargs)
+        conv = inner_layer(conv, out_channels, args, kwargs)
         if layout not in LAYOUTS:
             raise ValueError(
                 f"'layout' must be one of {LAYOUTS} (got '{layout}')"

@@ -66,17 +66,20 @@ def inner_names_on_load(
 
 
 def inner_layer(
-    conv: Any, out_channels: int | None, kwargs: dict[str, Any]
+    conv: Any,
+    out_channels: int | None,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
 ) -> MessagePassing:
     r"""The layer to wrap: :obj:`conv`, or a :obj:`GCNConv` built from
-    channel counts."""
+    channel counts and its other arguments."""
     if is_integer(conv):
         if out_channels is None:
             raise ValueError(
                 "'BeMapConv(in_channels, out_channels)' builds a GCNConv and "
                 f'needs both channel counts (got in_channels={conv} only)'
             )
-        return GCNConv(conv, out_channels, **kwargs)
+        return GCNConv(conv, out_channels, *args, **kwargs)
     if not isinstance(conv, MessagePassing):
         raise ValueError(
             f'BeMapConv wraps a message-passing layer (a subclass of '
@@ -91,8 +94,9 @@ def inner_layer(
             f'and {type(conv).__name__} takes {second[0]!r} there: BeMap '
             f"wraps layers called as 'layer(x, edge_index, ...)'"
         )
-    if out_channels is not None or kwargs:
+    if out_channels is not None or args or kwargs:
         given = ['out_channels'] * (out_channels is not None) + list(kwargs)
+        given += [repr(a) for a in args]
         raise ValueError(
             f'BeMapConv got a layer and {given}: pass the arguments to the '
             f'layer you build, or pass channel counts to build a GCNConv'

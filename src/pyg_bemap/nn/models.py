@@ -1,5 +1,6 @@
 from typing import Any
 
+import torch
 from torch_geometric.nn.models import GCN
 
 from pyg_bemap.nn.to_bemap import to_bemap
@@ -30,6 +31,8 @@ class BeMapGCN(GCN):
             :class:`~pyg_bemap.BeMapConv`. (default: :obj:`None`)
         layout (str, optional): See :class:`~pyg_bemap.BeMapConv`.
             (default: :obj:`'auto'`)
+        generator (torch.Generator, optional): See
+            :class:`~pyg_bemap.BeMapConv`. (default: :obj:`None`)
         **kwargs: The other arguments of
             :class:`torch_geometric.nn.models.GCN`.
     """
@@ -46,6 +49,7 @@ class BeMapGCN(GCN):
         strategy: str | None = None,
         settings: SamplerSettings | None = None,
         layout: str = 'auto',
+        generator: torch.Generator | None = None,
         **kwargs: Any,
     ):
         super().__init__(
@@ -58,6 +62,7 @@ class BeMapGCN(GCN):
             strategy=strategy,
             settings=settings,
             layout=layout,
+            generator=generator,
             inplace=True,
         )
 
