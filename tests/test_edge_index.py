@@ -11,6 +11,7 @@ from pyg_bemap import (
     attach_bemap,
     get_bemap,
 )
+from pyg_bemap.rules.draw import group_edges
 from tests.conftest import random_graph
 
 
@@ -236,3 +237,33 @@ def test_an_edit_of_the_input_after_the_transform_changes_nothing():
     before = data.edge_index.as_tensor().clone()
     edges.numpy()[0, 0] = (edges[0, 0] + 1) % 30  # the caller's tensor
     assert torch.equal(data.edge_index.as_tensor(), before)
+
+
+@pytest.mark.parametrize('copier', ['clone', 'deepcopy', 'save'])
+def test_a_copy_never_takes_the_grouping_of_another_graph(copier):
+    # the information served a sparse adjacency of other edges last: a copy
+    # of the carrier must group its own edges, not take that grouping
+    from torch_geometric.nn import GCNConv
+
+    from pyg_bemap import BeMapConv
+
+    data = prepared_graph()
+    plain = data.edge_index.as_tensor()
+    other = plain[:, plain[0] != plain[1]][:, :40]
+    adj = torch.sparse_coo_tensor(other.flip(0), torch.ones(40), (30, 30))
+    conv = BeMapConv(GCNConv(8, 4), layout='edge_index')
+    conv(data.x, adj.coalesce(), bemap=get_bemap(data.edge_index))
+    if copier == 'clone':
+        copied = data.edge_index.clone()
+    elif copier == 'deepcopy':
+        copied = copy.deepcopy(data.edge_index)
+    else:
+        buffer = io.BytesIO()
+        torch.save(data.edge_index, buffer)
+        buffer.seek(0)
+        copied = torch.load(buffer, weights_only=False)
+    info = copied.bemap
+    grouping = info.sampler(copied, copied.as_tensor()).grouping
+    expected = group_edges(plain, info.sens, info.num_groups)
+    for mine, theirs in zip(grouping, expected):
+        assert torch.equal(mine, theirs)

@@ -75,11 +75,11 @@ class BeMapEdgeIndex(Tensor):
         # The grouping travels, so that a saved dataset need not regroup.
         return (
             _rebuild,
-            (self.as_subclass(Tensor), self.bemap, self.bemap.grouping),
+            (self.as_subclass(Tensor), self.bemap, _own_grouping(self)),
         )
 
     def __deepcopy__(self, memo: dict[int, Any]) -> 'BeMapEdgeIndex':
-        grouping = self.bemap.grouping
+        grouping = _own_grouping(self)
         if grouping is not None:
             grouping = EdgeGrouping(*(t.clone() for t in grouping))
         out = _rebuild(
@@ -106,7 +106,7 @@ def _keeping_the_information(name: str) -> Callable[..., Any]:
         info = self.__dict__.get('bemap')
         if out is self or info is None or not isinstance(out, Tensor):
             return out
-        return _carry(out.as_subclass(Tensor), info)
+        return _carry(out.as_subclass(Tensor), info, _own_grouping(self))
 
     return keeping
 
@@ -115,10 +115,13 @@ for _name in GRAPH_PRESERVING:
     setattr(BeMapEdgeIndex, _name, _keeping_the_information(_name))
 
 
-def _carry(out: Tensor, info: BeMapInfo) -> BeMapEdgeIndex:
+def _carry(
+    out: Tensor, info: BeMapInfo, grouping: EdgeGrouping | None
+) -> BeMapEdgeIndex:
     r"""The result of a graph-preserving operation as a carrier: with the
     same information (and sampler) when it is the same memory, e.g.
-    :meth:`detach`; else with a copy holding the grouping."""
+    :meth:`detach`; else with a copy holding the source carrier's
+    :obj:`grouping`, if known."""
     sampler = info.graph_sampler
     if sampler is not None and sampler.matches(out):
         return _rebuild(out, info)
@@ -127,10 +130,20 @@ def _carry(out: Tensor, info: BeMapInfo) -> BeMapEdgeIndex:
     def move(t: Tensor) -> Tensor:
         return t.to(device) if t.device != device else t
 
-    grouping = info.grouping
     if grouping is not None:
         grouping = EdgeGrouping(*(move(t) for t in grouping))
     return _rebuild(out, info.apply(move), grouping)
+
+
+def _own_grouping(edges: 'BeMapEdgeIndex') -> EdgeGrouping | None:
+    r"""The edge grouping of :obj:`edges` where its information's sampler
+    is that of these edges (the information may since have served another
+    graph, e.g. a sparse adjacency given as :obj:`bemap=`), else
+    :obj:`None` (grouped again on first use)."""
+    sampler = edges.bemap.graph_sampler
+    if sampler is None or not sampler.has_grouping:
+        return None
+    return sampler.grouping if sampler.matches(edges) else None
 
 
 def _rebuild(
