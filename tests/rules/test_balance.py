@@ -38,3 +38,23 @@ def test_balance_rejects_bad_arguments():
         balance_score(torch.ones(2, 2), delta=0.0)
     with pytest.raises(ValueError, match='2-D'):
         balance_score(torch.ones(4))
+
+
+def test_large_counts_keep_their_differences():
+    # G * sum c^2 - (sum c)^2 cancelled to 0 here: b was 1, not 1/2
+    count = torch.tensor([[10**8, 10**8 + 1], [10**9, 10**9]])
+    assert balance_score(count).tolist() == [0.5, 1.0]
+    three = torch.tensor([[10**8 + 3, 10**8, 10**8]])  # sqrt((9 + 9) / 3)
+    assert balance_score(three).item() == pytest.approx(1 / (6**0.5 + 1))
+
+
+def test_a_delta_whose_scores_leave_the_dtype_is_refused():
+    from torch_geometric.data import Data
+
+    from pyg_bemap import BalanceAwareSampling
+
+    data = Data(edge_index=torch.tensor([[0, 1], [1, 0]]), s=torch.arange(2))
+    with pytest.raises(ValueError, match="'delta' = 1e-40 gives balance"):
+        balance_score(torch.tensor([[1, 1]]), delta=1e-40)
+    with pytest.raises(ValueError, match='choose a larger delta'):
+        BalanceAwareSampling(delta=1e-40)(data)

@@ -274,6 +274,28 @@ def assert_successive_sampling(strategy: str, device: str) -> None:
     assert int((mask & (sens[edge_index[0]] == 1)).sum()) == 3 * num_targets
 
 
+@pytest.mark.parametrize('layout', LAYOUTS)
+@pytest.mark.parametrize('scale', [1e-40, 1e-30, 1e30, 1e300])
+def test_the_draw_does_not_depend_on_the_scale_of_the_weights(
+    monkeypatch, layout, scale
+):
+    # float32 keys of -1/w overflowed or underflowed for such weights:
+    # every key tied and the draw kept the first edges of every segment
+    use_layout(monkeypatch, layout)
+    weights = [1.0, 0.5, 0.25, 0.2, 0.1]
+    edge_index, sens, balance = star_graph(50, weights, 3)
+
+    def mask(balance):
+        generator = torch.Generator().manual_seed(3)
+        return balanced_edge_sample(
+            edge_index, sens, balance, generator=generator
+        )[1]
+
+    expected = mask(balance.double())
+    assert torch.equal(mask(balance.double() * scale), expected)
+    assert torch.equal(mask(balance.double() * 2.0**-140), expected)
+
+
 @pytest.mark.parametrize('chunks', list(CHUNKS))
 @pytest.mark.parametrize('layout', LAYOUTS)
 def test_inclusion_frequencies_match_numpy_choice(monkeypatch, layout, chunks):

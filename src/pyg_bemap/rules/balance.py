@@ -49,7 +49,13 @@ def balance_score(count: Tensor, delta: float = 1.0) -> Tensor:
 def checked_balance_score(count: Tensor, delta: float) -> Tensor:
     r""":func:`balance_score` of arguments checked already."""
     spread = imbalance(count)
-    return (1.0 / (spread + delta)).to(torch.get_default_dtype())
+    score = (1.0 / (spread + delta)).to(torch.get_default_dtype())
+    if score.numel() and not bool(score.isfinite().all()):
+        raise ValueError(
+            f"'delta' = {delta:g} gives balance scores up to 1 / delta, "
+            f'beyond the range of {score.dtype}; choose a larger delta'
+        )
+    return score
 
 
 def imbalance(count: Tensor) -> Tensor:
@@ -60,10 +66,12 @@ def imbalance(count: Tensor) -> Tensor:
     count = count.to(torch.float64)
     if num_groups < 2:
         return count.new_zeros(count.size(0))
-    # sum_{g<h} (c_g - c_h)^2 = G * sum_g c_g^2 - (sum_g c_g)^2
-    pair_sq = num_groups * count.pow(2).sum(1) - count.sum(1).pow(2)
+    # sum_{g<h} (c_g - c_h)^2 = G * sum_g (c_g - mean)^2, which does not
+    # cancel as G * sum_g c_g^2 - (sum_g c_g)^2 does for large counts
+    centred = count - count.mean(1, keepdim=True)
+    pair_sq = num_groups * centred.pow(2).sum(1)
     scale = 2.0 / (num_groups * (num_groups - 1))
-    return (scale * pair_sq.clamp(min=0)).sqrt()
+    return (scale * pair_sq).sqrt()
 
 
 def check_balance(balance: Tensor, sens: Tensor) -> Tensor:

@@ -200,12 +200,24 @@ def _key_scale(
     :math:`+\infty`, sorted last); :obj:`None` for uniform keys with no
     padding (the key is :math:`U`)."""
     if weight is not None:
-        scale = -1.0 / weight[source.long()].float()
+        scale = -1.0 / _near_one(weight[source.long()]).float()
     elif num_slots > slot.numel():
         scale = torch.full_like(slot, -1.0, dtype=torch.float32)
     else:
         return None
     return _in_slots(scale, slot, num_slots, -torch.inf)
+
+
+def _near_one(weight: Tensor) -> Tensor:
+    r""":obj:`weight` times the power of two that brings its largest entry
+    into :math:`[1/2, 1)`: a segment's draw depends on ratios of weights
+    only, and float32 keys then neither overflow nor underflow for weights
+    of any scale (e.g. balance scores of a tiny or huge :math:`\delta`).
+    Scaling by a power of two is exact, so the keys' order, and every
+    sample, is that of the weights as given wherever those fit float32."""
+    if weight.numel() == 0:
+        return weight
+    return torch.ldexp(weight, -torch.frexp(weight.max()).exponent)
 
 
 def _blocks(width: Tensor, first_slot: Tensor) -> list[tuple[int, int, int]]:
