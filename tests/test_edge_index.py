@@ -267,3 +267,44 @@ def test_a_copy_never_takes_the_grouping_of_another_graph(copier):
     expected = group_edges(plain, info.sens, info.num_groups)
     for mine, theirs in zip(grouping, expected):
         assert torch.equal(mine, theirs)
+
+
+@pytest.mark.parametrize('copier', ['deepcopy', 'pickle', 'save'])
+def test_an_edit_of_the_sensitive_attribute_of_a_copy(copier):
+    import pickle
+
+    data = prepared_graph()
+    if copier == 'deepcopy':
+        data = copy.deepcopy(data)
+    elif copier == 'pickle':
+        data = pickle.loads(pickle.dumps(data))
+    else:
+        buffer = io.BytesIO()
+        torch.save(data, buffer)
+        buffer.seek(0)
+        data = torch.load(buffer, weights_only=False)
+    layer = bemap_gcn(data)
+    layer(data.x, data.edge_index)
+    data.s[:3] = 1 - data.s[:3]
+    with pytest.raises(ValueError, match="'s' was modified in place"):
+        layer(data.x, data.edge_index)
+
+
+def test_a_write_that_leaves_the_groups_is_no_edit():
+    from torch_geometric.data import Data
+
+    from pyg_bemap import BalanceAwareSampling
+
+    graph = random_graph(30, 200, seed=2, simple=True)
+    x = torch.cat([graph.s.view(-1, 1).float(), graph.x[:, :7]], dim=1)
+    data = BalanceAwareSampling()(
+        Data(x=x, edge_index=graph.edge_index, s=x[:, 0])  # s: a view of x
+    )
+    layer = bemap_gcn(data)
+    data.x[:, 1:] *= 2  # another column: the groups are as they were
+    layer(data.x, data.edge_index)
+    data.s[0] = data.s[0].clone()  # the same values, written
+    layer(data.x, data.edge_index)
+    data.x[:2, 0] = 1 - data.x[:2, 0]  # the groups themselves
+    with pytest.raises(ValueError, match="'s' was modified in place"):
+        layer(data.x, data.edge_index)

@@ -1,6 +1,7 @@
 r"""What BeMap knows about the nodes of a graph, and the sampler it keeps
 for the graph it was last used with."""
 
+import copy
 from collections.abc import Callable
 from typing import Any
 
@@ -29,8 +30,12 @@ class BeMapInfo:
     describe its edges and groups. An in-place edit through torch of the
     carried edges or of the sensitive attribute after the scores were
     computed raises at the next training pass (read from the tensors'
-    version counters, at no cost); evaluation reads neither the scores
-    nor the attribute and runs on the edges as they are.
+    version counters, at no cost; after a write, the attribute is read
+    once to tell an edit from a write that left the groups as they were),
+    also in a deep, pickled or saved copy of the graph (not in a
+    :meth:`~torch_geometric.data.Data.clone`, which copies the attribute
+    on its own); evaluation reads neither the scores nor the attribute
+    and runs on the edges as they are.
 
     Args:
         sens (torch.Tensor): The sensitive group of every node, :obj:`[N]`.
@@ -87,13 +92,18 @@ class BeMapInfo:
         #: (:obj:`True`: from :obj:`edge_index[1]` to :obj:`edge_index[0]`).
         self._samplers: dict[bool, GraphSampler] = {}
         self._name = name
+        self._watch(source)
+        #: The version of the carrier's edges when it was attached
+        #: (:obj:`None`: no carrier yet).
+        self.edges_version: int | None = None
+
+    def _watch(self, source: Tensor | None) -> None:
+        r"""Watches :obj:`source`, the sensitive attribute the groups came
+        from, for edits (see :meth:`check_unedited`)."""
         self._source = source
         self._source_version = (
             version_counter(source) if source is not None else 0
         )
-        #: The version of the carrier's edges when it was attached
-        #: (:obj:`None`: no carrier yet).
-        self.edges_version: int | None = None
 
     @property
     def num_nodes(self) -> int:
@@ -178,17 +188,28 @@ class BeMapInfo:
         ):
             raise ValueError(EDITED_EDGES)
         source = self._source
-        if (
-            source is not None
-            and version_counter(source) != self._source_version
-        ):
-            raise ValueError(
-                f"The sensitive attribute '{self._name}' was modified in "
-                f'place after BalanceAwareSampling (or AttachBeMap) computed '
-                f'the balance scores from it, which describe the old groups. '
-                f'Edit it before applying BalanceAwareSampling, or apply it '
-                f'again to the edited graph'
-            )
+        if source is None or version_counter(source) == self._source_version:
+            return
+        if self._source_holds_the_groups():  # e.g. another column of x
+            self._source_version = version_counter(source)
+            return
+        raise ValueError(
+            f"The sensitive attribute '{self._name}' was modified in "
+            f'place after BalanceAwareSampling (or AttachBeMap) computed '
+            f'the balance scores from it, which describe the old groups. '
+            f'Edit it before applying BalanceAwareSampling, or apply it '
+            f'again to the edited graph'
+        )
+
+    def _source_holds_the_groups(self) -> bool:
+        r"""Whether the sensitive attribute, whose memory a write reached
+        (a write to any of its values, or to another part of the tensor it
+        is a view of), still holds the groups: read once per such write."""
+        source = self._source
+        assert source is not None
+        return source.shape == self.sens.shape and bool(
+            (source == self.sens.to(source.dtype)).all()
+        )
 
     def apply(self, fn: Callable[[Tensor], Tensor]) -> 'BeMapInfo':
         r"""Returns a copy with :obj:`fn` applied to every tensor (e.g. a
@@ -205,6 +226,9 @@ class BeMapInfo:
             'balance': self.balance,
             'num_groups': self.num_groups,
             'name': self._name,
+            # pickled with the graph, the attribute comes back as the
+            # loaded graph's own, whose edits training then detects
+            'source': self._source,
         }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -214,12 +238,15 @@ class BeMapInfo:
             state['sens'],
             state['balance'],
             state['num_groups'],
-            None,
+            state.get('source'),
             state.get('name', 'sens'),
         )
 
     def __deepcopy__(self, memo: dict[int, Any]) -> 'BeMapInfo':
-        return self.apply(lambda t: t.clone())
+        out = self.apply(lambda t: t.clone())
+        if self._source is not None:  # the copied graph's attribute
+            out._watch(copy.deepcopy(self._source, memo))
+        return out
 
     def __repr__(self) -> str:
         return (

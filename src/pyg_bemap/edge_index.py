@@ -84,7 +84,7 @@ class BeMapEdgeIndex(Tensor):
             grouping = EdgeGrouping(*(t.clone() for t in grouping))
         out = _rebuild(
             self.as_subclass(Tensor).clone(),
-            copy.deepcopy(self.bemap),
+            copy.deepcopy(self.bemap, memo),
             grouping,
         )
         memo[id(self)] = out
