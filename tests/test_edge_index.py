@@ -85,6 +85,10 @@ def test_other_operations_give_plain_tensors():
     assert type(edge_index + 1) is torch.Tensor
     assert type(torch.cat([edge_index, edge_index], 1)) is torch.Tensor
     assert type(edge_index.as_tensor()) is torch.Tensor
+    # a conversion to a dtype of no node ids is no graph (it raised)
+    assert type(edge_index.to(torch.float)) is torch.Tensor
+    assert type(edge_index.to(torch.int16)) is torch.Tensor
+    assert type(edge_index.to(torch.int)) is BeMapEdgeIndex
 
 
 def test_repr():
@@ -224,6 +228,11 @@ def test_numpy_gives_read_only_arrays():
         with pytest.raises(ValueError, match='read-only'):
             array[0, 0] = 1
     assert np.asarray(data.edge_index, dtype=np.float64).dtype == np.float64
+    # numpy.array copies, as for a plain tensor: writable, its own memory
+    copied = np.array(data.edge_index)
+    copied[0, 0] = -1
+    assert int(data.edge_index[0, 0]) != -1
+    assert np.array(data.edge_index, dtype=np.float32).flags.writeable
 
 
 def test_an_edit_of_the_input_after_the_transform_changes_nothing():

@@ -15,7 +15,11 @@ from pyg_bemap.infra.private_api import (
     version_counter,
 )
 from pyg_bemap.rules.draw import EdgeGrouping
-from pyg_bemap.rules.groups import SENS_COUNTS_NODES, check_edge_index
+from pyg_bemap.rules.groups import (
+    EDGE_DTYPES,
+    SENS_COUNTS_NODES,
+    check_edge_index,
+)
 
 #: Tensor methods whose result is the same graph: the result keeps the info.
 GRAPH_PRESERVING = (
@@ -69,6 +73,8 @@ class BeMapEdgeIndex(Tensor):
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         array = self.numpy()
+        if copy:  # numpy.array(...): a writable array of its own
+            return np.array(array, dtype=dtype, copy=True)
         return array if dtype is None else array.astype(dtype, copy=False)
 
     def __reduce_ex__(self, proto: Any) -> Any:
@@ -104,7 +110,12 @@ def _keeping_the_information(name: str) -> Callable[..., Any]:
     def keeping(self: BeMapEdgeIndex, *args: Any, **kwargs: Any) -> Any:
         out = method(self, *args, **kwargs)
         info = self.__dict__.get('bemap')
-        if out is self or info is None or not isinstance(out, Tensor):
+        if (
+            out is self
+            or info is None
+            or not isinstance(out, Tensor)
+            or out.dtype not in EDGE_DTYPES  # e.g. .to(torch.float): no graph
+        ):
             return out
         return _carry(out.as_subclass(Tensor), info, _own_grouping(self))
 

@@ -60,6 +60,10 @@ def test_fair_quotas_examples():
     assert fair_quotas(torch.tensor([[2, 0]]), torch.tensor([0])).tolist() == [
         [2, 0]
     ]
+    # an m beyond int64 is min(d, m) = d too (it overflowed)
+    for huge in (10**30, 2**63):
+        every = fair_quotas(count, sens, beta=0.25, min_keep=huge)
+        assert every.tolist() == [[1, 2], [0, 8], [0, 1], [0, 0], [20, 0]]
 
 
 def test_fair_quotas_three_groups():

@@ -51,6 +51,8 @@ def test_sensitive_groups_does_not_modify_input():
         (torch.tensor([0, 2, 1]), 2, "'num_groups' is 2"),
         (torch.tensor([0, 1, 1]), 0, 'positive integer'),
         (torch.tensor([0, 1, 1], dtype=torch.complex64), None, 'real'),
+        (torch.tensor([0.0, 1e20, 1.0]), None, r'values of 2\*\*62 or'),
+        (torch.tensor([0, 1, 0, 1]), None, "set 'data.num_nodes'"),
     ],
 )
 def test_sensitive_groups_rejects_bad_input(sens, num_groups, match):
@@ -78,3 +80,8 @@ def test_check_same_device():
     check_same_device(a=torch.zeros(1), b=None, c=torch.ones(2))
     with pytest.raises(ValueError, match='same device'):
         check_same_device(a=torch.zeros(1), b=torch.zeros(1, device='meta'))
+
+
+def test_a_graph_without_nodes_has_one_group():
+    empty = torch.zeros(0, dtype=torch.long)
+    assert sensitive_groups(empty, 0)[1] == 1

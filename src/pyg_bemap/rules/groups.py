@@ -5,6 +5,9 @@ from torch import Tensor
 
 from pyg_bemap.infra.checks import is_integer
 
+#: The dtypes of node ids in an edge list.
+EDGE_DTYPES = (torch.int64, torch.int32)
+
 
 def sensitive_groups(
     sens: Tensor | None,
@@ -51,10 +54,16 @@ def sensitive_groups(
             f'torch.Tensor (got {type(sens).__name__})'
         )
     if sens.dim() != 1 or sens.numel() != num_nodes:
+        hint = 'flatten it or select the right column'
+        if sens.dim() == 1 and sens.numel() > num_nodes:
+            hint = (
+                "if the graph's last nodes have no edges, set "
+                "'data.num_nodes' (PyG counts the nodes the edges name)"
+            )
         raise ValueError(
             f"The sensitive attribute '{name}' must be a 1-D tensor with one "
             f'entry per node (expected shape [{num_nodes}], got '
-            f'{list(sens.shape)}); flatten it or select the right column'
+            f'{list(sens.shape)}); {hint}'
         )
     if sens.is_complex():
         raise ValueError(
@@ -74,6 +83,12 @@ def sensitive_groups(
                 f'groups must be the integers 0..G-1 (binarise or bucket a '
                 f'continuous attribute first)'
             )
+        if num_nodes > 0 and float(sens.abs().max()) >= 2**62:
+            raise ValueError(
+                f"The sensitive attribute '{name}' holds values of 2**62 or "
+                f'more; groups must be the integers 0..G-1 (remap them, e.g. '
+                f"with 'torch.unique(s, return_inverse=True)[1]')"
+            )
     sens = sens.to(torch.long)
     if num_nodes > 0 and int(sens.min()) < 0:
         raise ValueError(
@@ -83,7 +98,8 @@ def sensitive_groups(
         )
     max_group = int(sens.max()) + 1 if num_nodes > 0 else 1
     if num_groups is None:
-        _check_every_group_present(sens, max_group, name)
+        if num_nodes > 0:  # a graph without nodes has one, empty, group
+            _check_every_group_present(sens, max_group, name)
         num_groups = max_group
     elif not is_integer(num_groups):
         raise ValueError(
@@ -151,7 +167,7 @@ def check_edge_index(
             f"'edge_index' must have shape [2, num_edges] "
             f'(got {list(edge_index.shape)})'
         )
-    if edge_index.dtype not in (torch.int64, torch.int32):
+    if edge_index.dtype not in EDGE_DTYPES:
         raise ValueError(
             f"'edge_index' must hold torch.long or torch.int "
             f'node ids (got {edge_index.dtype})'

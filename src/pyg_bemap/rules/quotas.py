@@ -57,7 +57,8 @@ def fair_quotas(
     one_group = present.sum(1) == 1
     # ceil in float64, as Python's math.ceil(beta * d) computes it.
     share = torch.ceil(beta * degree.to(torch.float64)).long()
-    kept = torch.minimum(degree, share.clamp(min=min_keep))
+    # an m beyond every degree keeps every neighbour: min(d, m) = d
+    kept = torch.minimum(degree, share.clamp(min=min(min_keep, 2**62)))
     return torch.where(one_group.view(-1, 1), own * kept.view(-1, 1), quota)
 
 
