@@ -37,7 +37,7 @@ def test_the_diagnosis_of_a_path_counted_by_hand():
     assert d.imbalance == pytest.approx(
         dict(min=0, q25=0, median=0.5, q75=1, max=1, mean=0.5)
     )
-    assert d.label_gap == pytest.approx(0.5)  # rates 1/2 and 2/2
+    assert d.label_gap == 0.5  # rates 1/2 and 2/2, in float64
     assert d.mlp_gap is None
 
 
@@ -186,3 +186,15 @@ def test_the_mlp_gap_is_nan_without_two_labelled_training_nodes(train):
     with pytest.warns(UserWarning, match='fewer than two labelled training'):
         gap = diagnose(data, mlp=True).mlp_gap
     assert math.isnan(gap)
+
+
+def test_gaps_are_float64_rates():
+    data = path_graph()
+    data.y = torch.tensor([1, 0, 1, 0])  # rates 1/2 and 1/2
+    assert diagnose(data).label_gap == 0.0
+    big = random_graph(300, 3000, 2, 1)
+    big.y = (torch.arange(300) % 3 == 0).long()
+    d = diagnose(big)
+    sens, y = big.s, big.y
+    rates = [float(y[sens == g].double().mean()) for g in (0, 1)]
+    assert d.label_gap == abs(rates[0] - rates[1])

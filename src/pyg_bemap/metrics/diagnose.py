@@ -224,7 +224,9 @@ def _summary(values: Tensor) -> dict[str, float]:
 def _parity_gap(positive: Tensor, sens: Tensor, num_groups: int) -> float:
     r"""The largest difference of positive rates between groups; NaN, with
     a warning, where fewer than two groups have a rate."""
-    rates = torch.tensor(_per_group(positive, sens, num_groups))
+    rates = torch.tensor(
+        _per_group(positive, sens, num_groups), dtype=torch.float64
+    )
     rates = rates[~rates.isnan()]
     if rates.numel() < 2:
         warnings.warn(
