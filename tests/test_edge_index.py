@@ -317,3 +317,18 @@ def test_a_write_that_leaves_the_groups_is_no_edit():
     data.x[:2, 0] = 1 - data.x[:2, 0]  # the groups themselves
     with pytest.raises(ValueError, match="'s' was modified in place"):
         layer(data.x, data.edge_index)
+
+
+def test_a_saved_carrier_does_not_bring_the_tensor_its_groups_view():
+    import pickle
+
+    from torch_geometric.data import Data
+
+    from pyg_bemap import BalanceAwareSampling
+
+    graph = random_graph(30, 200, seed=2, simple=True)
+    x = torch.cat([graph.s.view(-1, 1).float(), torch.randn(30, 5000)], 1)
+    data = BalanceAwareSampling()(
+        Data(x=x, edge_index=graph.edge_index, s=x[:, 0])
+    )
+    assert len(pickle.dumps(data.edge_index)) < x.numel() * 4 / 10

@@ -227,8 +227,9 @@ class BeMapInfo:
             'num_groups': self.num_groups,
             'name': self._name,
             # pickled with the graph, the attribute comes back as the
-            # loaded graph's own, whose edits training then detects
-            'source': self._source,
+            # loaded graph's own, whose edits training then detects (not
+            # a view, which would bring the whole tensor it views along)
+            'source': self._source if _owns_memory(self._source) else None,
         }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -253,6 +254,10 @@ class BeMapInfo:
             f'{self.__class__.__name__}(num_nodes={self.num_nodes}, '
             f'num_groups={self.num_groups})'
         )
+
+
+def _owns_memory(tensor: Tensor | None) -> bool:
+    return tensor is not None and tensor._base is None
 
 
 #: The error for carried edges edited after the information was attached.

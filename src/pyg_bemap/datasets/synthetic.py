@@ -2,17 +2,15 @@ r"""A built-in synthetic fairness graph: two sensitive groups, homophilous
 edges, and labels and features that leak the group.
 """
 
-import math
-
 import torch
 from torch_geometric.data import Data
 from torch_geometric.utils import coalesce, remove_self_loops, to_undirected
 
 from pyg_bemap.infra.checks import (
     check_integer,
+    check_number,
     check_seed,
     check_share,
-    is_number,
 )
 
 
@@ -77,9 +75,9 @@ def biased_sbm(
     minority_share = check_share('minority_share', minority_share)
     num_features = check_integer('num_features', num_features, minimum=1)
     # positive rates 0.5 -+ label_bias / 2 lie in [0, 1]
-    _check_number('label_bias', label_bias, -1, 1)
-    _check_number('signal', signal)
-    _check_number('group_trace', group_trace)
+    label_bias = check_number('label_bias', label_bias, -1, 1)
+    signal = check_number('signal', signal)
+    group_trace = check_number('group_trace', group_trace)
     gen = torch.Generator(device=device or 'cpu').manual_seed(
         check_seed('seed', seed)
     )
@@ -136,14 +134,3 @@ def biased_sbm(
         val_mask=masks[1],
         test_mask=masks[2],
     )
-
-
-def _check_number(
-    name: str, value: float, low: float = -math.inf, high: float = math.inf
-) -> None:
-    if not is_number(value) or not math.isfinite(value):
-        raise ValueError(f"'{name}' must be a finite number (got {value!r})")
-    if not low <= value <= high:
-        raise ValueError(
-            f"'{name}' must be a number in [{low:g}, {high:g}] (got {value!r})"
-        )

@@ -61,6 +61,20 @@ def check_positive(name: str, value: Any) -> float:
     return float(value)
 
 
+def check_number(
+    name: str, value: Any, low: float = -math.inf, high: float = math.inf
+) -> float:
+    r"""A finite number in :math:`[l, h]`, :math:`l` = :obj:`low`,
+    :math:`h` = :obj:`high`."""
+    if not is_number(value) or not math.isfinite(value):
+        raise ValueError(f"'{name}' must be a finite number (got {value!r})")
+    if not low <= value <= high:
+        raise ValueError(
+            f"'{name}' must be a number in [{low:g}, {high:g}] (got {value!r})"
+        )
+    return float(value)
+
+
 def check_share(name: str, value: Any, maximum: float = 1) -> float:
     r"""A number in :math:`[0, m]`, :math:`m` = :obj:`maximum`."""
     if not is_number(value) or not 0.0 <= value <= maximum:
