@@ -13,7 +13,10 @@ class AttachBeMap(BaseTransform):
     The loader slices node attributes, so :obj:`data.bemap_balance` and the
     sensitive attribute arrive holding the full-graph values of the sampled
     nodes; nothing is recomputed from the sub-graph. The fair neighbourhood
-    is then drawn inside the mini-batch's edges on every training pass:
+    is then drawn inside the mini-batch's edges on every training pass (rule
+    4 on the edges the loader sampled: the quotas count those neighbours,
+    and the :obj:`'degree'` strategy weighs a neighbour by its out-degree in
+    the mini-batch, while balance scores are the full graph's):
 
     .. code-block:: python
 
