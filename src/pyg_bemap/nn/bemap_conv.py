@@ -92,10 +92,10 @@ class BeMapConv(MessagePassing):
         generator (torch.Generator, optional): The random generator of the
             samples, which alone decides them, whatever happens to the
             global seed. (default: :obj:`None`, the global one)
-        *args, **kwargs (optional): The other arguments of the
-            :class:`~torch_geometric.nn.conv.GCNConv` to build, as it takes
-            them (e.g. :obj:`BeMapConv(16, 32, True)` for
-            :obj:`GCNConv(16, 32, True)`).
+        *args (optional): The other positional arguments of the
+            :class:`~torch_geometric.nn.conv.GCNConv` to build (e.g.
+            :obj:`BeMapConv(16, 32, True)` for :obj:`GCNConv(16, 32, True)`).
+        **kwargs (optional): Its other keyword arguments.
 
     Under :func:`torch.compile` the sample is drawn eagerly, so the same
     seed gives the same sample as in eager mode.
