@@ -44,3 +44,14 @@ def test_the_commit_of_a_checkout_and_its_changes(tmp_path):
     assert _commit(module) == head
     (tmp_path / '__init__.py').write_text('x = 2\n')
     assert _commit(module) == f'{head}+changes'
+
+
+def test_the_commits_are_those_of_the_code_imported(monkeypatch):
+    # read as the process imports the code: a commit made while a run
+    # trains is not the code the run used (they were read at its end)
+    from pyg_bemap_lab.running import provenance as module
+
+    before = provenance()
+    monkeypatch.setattr(module, '_commit', lambda m: 'committed-since')
+    assert provenance() == before
+    assert all(v != 'committed-since' for v in before.values())

@@ -29,18 +29,15 @@ def provenance() -> dict[str, str]:
     versions of :obj:`DISTRIBUTIONS` that are installed and, for
     :obj:`pyg_bemap` and :obj:`pyg_bemap_lab` where each is imported from a
     Git checkout, its commit (:obj:`'pyg_bemap commit'`, with
-    :obj:`'+changes'` where tracked files differ from it)."""
+    :obj:`'+changes'` where tracked files differ from it) when this process
+    imported them: the code its runs use, whatever is committed since."""
     found = {'torch': str(torch.__version__)}
     for name in DISTRIBUTIONS:
         try:
             found[name] = importlib.metadata.version(name)
         except importlib.metadata.PackageNotFoundError:
             continue
-    for module in (pyg_bemap, pyg_bemap_lab):
-        commit = _commit(module)
-        if commit is not None:
-            found[f'{module.__name__} commit'] = commit
-    return found
+    return found | _COMMITS
 
 
 def _commit(module: ModuleType) -> str | None:
@@ -61,3 +58,17 @@ def _git(folder: str, *args: str) -> str:
         text=True,
         timeout=30,
     ).stdout.strip()
+
+
+def _imported_commits() -> dict[str, str]:
+    found = {}
+    for module in (pyg_bemap, pyg_bemap_lab):
+        commit = _commit(module)
+        if commit is not None:
+            found[f'{module.__name__} commit'] = commit
+    return found
+
+
+#: The commits of the code this process imported, read once as it imports
+#: this module (with the library and the lab; a worker at its start).
+_COMMITS = _imported_commits()
