@@ -71,7 +71,9 @@ def missing_jobs(
 ) -> list[Job]:
     r"""The jobs of :obj:`wanted` that :obj:`store` does not hold or, if
     :obj:`picks`, holds without the test report of a stored rule (a run
-    stored before that rule was; trained again, it gives the same curve),
+    stored before that rule was; trained again, it replaces the stored one,
+    whose curve it repeats up to floating-point rounding: on other
+    versions of torch or another machine, curves part after some epochs),
     each run once."""
     todo: dict[str, Job] = {}
     for job in wanted:
