@@ -105,15 +105,16 @@ class GraphInput:
         r"""The :obj:`[2, E]` pairs and the function that rebuilds the
         graph's layout from a mask over them."""
         if self._pairs is None:
-            with outside_functorch_transforms():
-                pairs, rebuild = edge_pairs(self.plain)
-                pairs = pairs.flip(0) if self.flipped else pairs
-            self._pairs = (pairs, rebuild)
+            pairs, rebuild = edge_pairs(self.plain)
+            self._pairs = (pairs.flip(0) if self.flipped else pairs, rebuild)
         return self._pairs
 
     def kept_edges(self, sample: Sample) -> Any:
         r"""The graph in its layout, with the kept edges of :obj:`sample`
-        only."""
+        only. Like the sample (drawn in ``BeMapConv._sample``), it is made
+        outside any :mod:`torch.func` transform, as plain tensors: under a
+        transform, only these two reach the graph's pairs and sampler (the
+        fast routes, which would too, step aside)."""
         with outside_functorch_transforms():
             return self.pairs()[1](sample)
 
@@ -121,10 +122,9 @@ class GraphInput:
         r"""The graph's sampler (see :meth:`BeMapInfo.sampler`)."""
         if self._sampler is None:
             assert self.info is not None
-            with outside_functorch_transforms():
-                self._sampler = self.info.sampler(
-                    self.given, self.pairs()[0], flipped=self.flipped
-                )
+            self._sampler = self.info.sampler(
+                self.given, self.pairs()[0], flipped=self.flipped
+            )
         return self._sampler
 
 
