@@ -1,4 +1,5 @@
 import copy
+import pickle
 
 import pytest
 import torch
@@ -392,6 +393,18 @@ def test_reset_parameters_delegates():
     before = conv.conv.lin.weight.clone()
     conv.reset_parameters()
     assert not torch.equal(before, conv.conv.lin.weight)
+
+
+def test_the_inner_layers_attributes_read_through_the_wrapper():
+    inner = GATConv(8, 16, heads=2)
+    conv = BeMapConv(inner)
+    assert (conv.heads, conv.in_channels, conv.out_channels) == (2, 8, 16)
+    assert conv.lin is inner.lin and conv.bias is inner.bias
+    assert conv.settings.beta == 0.25  # the wrapper's own come first
+    with pytest.raises(AttributeError, match="layer 'GATConv' have no attri"):
+        getattr(conv, 'no_such_attribute')  # noqa: B009
+    again = pickle.loads(pickle.dumps(copy.deepcopy(conv)))
+    assert again.heads == 2 and again.lin is again.conv.lin
 
 
 def test_inputs_are_not_modified():

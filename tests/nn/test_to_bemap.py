@@ -3,6 +3,7 @@ import copy
 import pytest
 import torch
 from torch_geometric.nn import (
+    GATConv,
     GCN2Conv,
     GCNConv,
     GENConv,
@@ -176,6 +177,29 @@ def test_a_layer_registered_twice_is_wrapped_wherever_it_is(data):
     vanilla.load_state_dict(model.state_dict())
     x, edge_index = data.x, data.edge_index
     assert torch.allclose(model(x, edge_index), vanilla(x, edge_index))
+
+
+class ReadsItsLayer(torch.nn.Module):
+    r"""A model whose forward reads its layer's attributes."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = GATConv(8, 4, heads=3, concat=True)
+
+    def forward(self, x, edge_index):
+        out = self.conv(x, edge_index)
+        return out.view(-1, self.conv.heads, self.conv.out_channels).mean(1)
+
+
+def test_a_model_reading_its_layers_attributes_still_runs(data):
+    model = to_bemap(ReadsItsLayer())
+    model(data.x, data.edge_index).sum().backward()
+    vanilla = ReadsItsLayer()
+    vanilla.load_state_dict(model.state_dict())
+    model.eval()
+    assert torch.allclose(
+        model(data.x, data.edge_index), vanilla(data.x, data.edge_index)
+    )
 
 
 def test_a_layer_whose_second_argument_is_not_the_graph_is_refused():

@@ -60,8 +60,10 @@ class BeMapConv(MessagePassing):
     a recomputation under activation checkpointing
     (:mod:`pyg_bemap.nn.sample_sharing`). The state dict holds the inner
     layer's entries under its own names, so checkpoints of the vanilla
-    model load and vice versa. The graph must carry its groups and balance
-    scores (:class:`~pyg_bemap.BalanceAwareSampling`), or they come as
+    model load and vice versa, and the inner layer's attributes read
+    through the wrapper (:obj:`conv.heads`, :obj:`conv.lin.weight`). The
+    graph must carry its groups and balance scores
+    (:class:`~pyg_bemap.BalanceAwareSampling`), or they come as
     :obj:`bemap=BeMapInfo(...)` (for sparse adjacencies).
 
     Args:
@@ -151,6 +153,23 @@ class BeMapConv(MessagePassing):
         self._arg_names = positional_names(conv)
         self.register_state_dict_post_hook(inner_names_on_save)
         self.register_load_state_dict_pre_hook(inner_names_on_load)
+
+    def __getattr__(self, name: str) -> Any:
+        # What the wrapper lacks is the inner layer's (heads, out_channels,
+        # lin, ...), so code written for the layer reads it as before.
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            conv = self.__dict__.get('_modules', {}).get('conv')
+            if conv is None or name.startswith('__'):
+                raise
+        try:
+            return getattr(conv, name)
+        except AttributeError:
+            raise AttributeError(
+                f"'{type(self).__name__}' object and its inner layer "
+                f"'{type(conv).__name__}' have no attribute '{name}'"
+            ) from None
 
     @property
     def beta(self) -> float:
