@@ -14,7 +14,7 @@ PIP := $(PY) -m pip
 
 .PHONY: demo test wheels bench clean browser
 
-# The core: a virtual environment, CPU torch, the package and its examples.
+# The core: a virtual environment, torch, the package and its examples.
 $(VENV)/.core: pyproject.toml lab/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip setuptools wheel
