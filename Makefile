@@ -6,7 +6,7 @@ VENV ?= .venv
 # The plain install most users have: no torch-sparse or torch-scatter.
 PLAIN_VENV ?= .venv-plain
 TORCH_SPEC ?= torch==2.13.0
-PYG_SPEC ?= torch_geometric>=2.7
+PYG_SPEC ?= torch_geometric==2.8.1
 PLAIN_TORCH_SPEC ?= $(TORCH_SPEC)
 PLAIN_PYG_SPEC ?= $(PYG_SPEC)
 PY := $(VENV)/bin/python

@@ -13,8 +13,9 @@ endpoint reachable by all of them, e.g. on each of 2 machines:
 
 Each process needs the full graph here (the scores are full-graph
 statistics); for graphs beyond one machine's memory, compute the scores once,
-store them as node attributes, and partition with torch_geometric.distributed,
-whose loaders slice node attributes like NeighborLoader does.
+store them as node attributes, and give them to a distributed graph and
+feature store (cuGraph-PyG's; torch_geometric.distributed is deprecated since
+PyG 2.7), whose loaders slice node attributes like NeighborLoader does.
 """
 
 import argparse
