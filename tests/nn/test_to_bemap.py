@@ -202,6 +202,32 @@ def test_a_model_reading_its_layers_attributes_still_runs(data):
     )
 
 
+def test_pyg_explainer_explains_a_converted_model_as_the_original(data):
+    from torch_geometric.explain import Explainer, GNNExplainer
+
+    vanilla = GCN(8, 16, num_layers=2, out_channels=2)
+    converted = to_bemap(vanilla)
+    masks = []
+    for model, edge_index in (
+        (vanilla, data.edge_index.as_tensor()),
+        (converted, data.edge_index),
+    ):
+        torch.manual_seed(1)
+        explainer = Explainer(
+            model,
+            GNNExplainer(epochs=5),
+            explanation_type='model',
+            edge_mask_type='object',
+            model_config=dict(
+                mode='multiclass_classification',
+                task_level='node',
+                return_type='raw',
+            ),
+        )
+        masks.append(explainer(data.x, edge_index, index=3).edge_mask)
+    assert torch.allclose(*masks, atol=1e-6)
+
+
 def test_a_layer_whose_second_argument_is_not_the_graph_is_refused():
     class GCNII(torch.nn.Module):
         def __init__(self):

@@ -155,13 +155,16 @@ class BeMapConv(MessagePassing):
         self.register_load_state_dict_pre_hook(inner_names_on_load)
 
     def __getattr__(self, name: str) -> Any:
-        # What the wrapper lacks is the inner layer's (heads, out_channels,
-        # lin, ...), so code written for the layer reads it as before.
+        # What the wrapper lacks of the inner layer's public attributes
+        # (heads, out_channels, lin, ...) reads through, so code written for
+        # the layer runs as before. Private names stay the wrapper's own:
+        # torch and PyG set them on every module (an explainer's
+        # _edge_mask), and a name found on the inner layer would refuse it.
         try:
             return super().__getattr__(name)
         except AttributeError:
             conv = self.__dict__.get('_modules', {}).get('conv')
-            if conv is None or name.startswith('__'):
+            if conv is None or name.startswith('_'):
                 raise
         try:
             return getattr(conv, name)
