@@ -48,6 +48,7 @@ def test_the_sampler_imports_nothing_of_layouts_or_gcn():
     allowed = (
         'pyg_bemap.rules',
         'pyg_bemap.settings',
+        'pyg_bemap.infra.compat',
         'pyg_bemap.infra.private_api',
         'pyg_bemap.infra.replay',
     )

@@ -18,6 +18,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from pyg_bemap.infra.compat import plain_tensor
 from pyg_bemap.infra.private_api import version_counter
 from pyg_bemap.infra.replay import SeededReplay
 from pyg_bemap.rules.draw import (
@@ -98,7 +99,7 @@ class GraphSampler:
         self._grouping = grouping
         self._identity = _identity(graph)
         if _is_edge_list(graph):  # its memory is never another tensor's
-            self._pinned = graph.as_subclass(Tensor)
+            self._pinned = plain_tensor(graph)
         self._plans: dict[tuple[float, int, str], SamplingPlan] = {}
         self._draws: dict[tuple[float, int, str], SeededReplay] = {}
         #: What routes derive from the whole graph, by their own keys.
@@ -196,7 +197,7 @@ def _identity(graph: Any) -> Any:
     version counter, anything else by object identity (a weak reference,
     so that a new object never takes a dead one's place)."""
     if _is_edge_list(graph):
-        plain = graph.as_subclass(Tensor)
+        plain = plain_tensor(graph)
         return (
             plain.data_ptr(),
             plain.device,

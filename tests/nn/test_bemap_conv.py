@@ -3,6 +3,7 @@ import pickle
 
 import pytest
 import torch
+from torch_geometric import EdgeIndex
 from torch_geometric.nn import (
     GATConv,
     GCNConv,
@@ -257,6 +258,27 @@ def test_explicit_information_for_plain_edges():
     torch.manual_seed(2)
     sampled, _ = balanced_edge_sample(data.edge_index, data.s, balance)
     assert torch.allclose(out, conv.conv(data.x, sampled), atol=1e-6)
+
+
+@pytest.mark.parametrize('training', [False, True])
+def test_pyg_edge_index_graphs_with_one_bemap_info(training):
+    # two graphs of as many edges, as PyG's EdgeIndex, share one BeMapInfo:
+    # each must be computed on its own edges (the second once took the
+    # first one's sampler, and torch 2.8 refused EdgeIndex there)
+    first = random_graph(60, 600, seed=1, simple=True).contiguous()
+    second = random_graph(60, 900, seed=2, simple=True)
+    second.edge_index = second.edge_index[:, : first.num_edges].contiguous()
+    info = BeMapInfo(first.s, torch.rand(60) + 0.1)
+    conv = BeMapConv(SAGEConv(8, 4)).train(training)
+    for data in (first, second):
+        edge_index = EdgeIndex(data.edge_index, sparse_size=(60, 60))
+        torch.manual_seed(3)
+        out = conv(first.x, edge_index, bemap=info)
+        kept = data.edge_index
+        if training:
+            torch.manual_seed(3)
+            kept, _ = balanced_edge_sample(kept, first.s, info.balance)
+        assert torch.allclose(out, conv.conv(first.x, kept), atol=1e-6)
 
 
 def test_cached_inner_conv_is_refused():
