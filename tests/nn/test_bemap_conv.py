@@ -247,6 +247,10 @@ def test_training_without_information_names_the_transform():
         conv(data.x, data.edge_index)
     conv.eval()
     conv(data.x, data.edge_index)  # inference needs nothing
+    data = prepared()  # a model that builds its layer's graph: said too
+    conv.train()
+    with pytest.raises(RuntimeError, match='graph the model builds in its'):
+        conv(data.x, data.edge_index.flip(0))
 
 
 def test_explicit_information_for_plain_edges():

@@ -1,7 +1,9 @@
 import copy
+import gc
 import io
 import threading
 import time
+import weakref
 
 import pytest
 import torch
@@ -129,6 +131,25 @@ def test_a_leftover_sample_is_never_reused():
     model = TwoGCN()
     other = copy.deepcopy(model)
     assert losses(model, before=other) == losses(model)
+
+
+def test_nothing_of_a_finished_pass_is_kept():
+    # the graph's sampler once held the pass's frame, and with it the model
+    # and the inputs: the graph's last model of each setting lived as long
+    # as the graph, and a graph (a mini-batch) was in a reference cycle
+    data = BalanceAwareSampling()(random_graph(60, 600, 2, 0))
+    gc.disable()  # freed by reference counting alone
+    try:
+        model = TwoGCN()
+        model(data.x, data.edge_index).sum().backward()
+        model = weakref.ref(model)
+        assert model() is None
+        model = TwoGCN()
+        model(data.x, data.edge_index).sum().backward()
+        data = weakref.ref(data)
+        assert data() is None
+    finally:
+        gc.enable()
 
 
 class TwoGCN(torch.nn.Module):

@@ -257,5 +257,7 @@ _NO_INFORMATION = (
     "re-attaches them: give it to a NeighborLoader as 'transform=', or call "
     "it on each batch of a DataLoader ('batch = attach(batch)'). For a "
     'SparseTensor or torch.sparse adjacency, pass '
-    "'bemap=BeMapInfo(sens, balance)'"
+    "'bemap=BeMapInfo(sens, balance)'. A graph the model builds in its "
+    'forward (pooling, flipped or dropped edges) cannot be sampled: leave '
+    'the layers that take it unwrapped'
 )

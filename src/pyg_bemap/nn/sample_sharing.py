@@ -12,9 +12,13 @@ So every call of a model, written by hand or prepared by
 called twice included; the same global seed gives the same samples
 whatever ran before (another model, a training-mode call without a
 backward pass); a layer's generator alone decides its samples; and each
-thread has its own passes. Nothing is process-wide: the current pass of
-each thread is kept by the graph's sampler. It holds the frame of the
-outermost call until the next pass on that graph begins.
+thread has its own passes. Calling :obj:`model.forward(...)` instead of
+:obj:`model(...)` is no call of the model: each layer is then a pass of
+its own. Nothing is process-wide, and nothing of a finished pass is held:
+the outermost call's frame keeps a token of its pass as a local of its own,
+which dies with the call, and the graph's sampler keeps the current sample
+of each thread with a weak reference to that token (holding the frame
+kept its model and inputs alive after the pass).
 
 **Activation checkpointing.** Every training call also draws a *ticket*
 from torch's default CPU generator, whose state
@@ -30,6 +34,7 @@ Layers never called in a checkpointed region remember nothing.
 
 import sys
 import threading
+import weakref
 from collections import OrderedDict
 from typing import Any
 
@@ -105,12 +110,35 @@ def pass_sample(
             return current[1]
         return sampler.draw(settings, seed)
     outermost, checkpointed = _stack()
-    if current is None or outermost is None or current[0] is not outermost:
+    token = _PassToken() if outermost is None else _token_of(outermost)
+    if current is None or current[0]() is not token:
         seed = ticket if generator is None else draw_seed(generator)
-        current = passes[key] = (outermost, sampler.draw(settings, seed))
+        sample = sampler.draw(settings, seed)
+        current = passes[key] = (weakref.ref(token), sample)
     if checkpointed:
         replay.remember(ticket, current[1].seed)
     return current[1]
+
+
+class _PassToken:
+    r"""What tells one pass from another, owned by its outermost frame."""
+
+    __slots__ = ('__weakref__',)
+
+
+#: The name of the token among the outermost frame's locals.
+_TOKEN = '__pyg_bemap_pass__'
+
+
+def _token_of(frame: Any) -> _PassToken:
+    r"""The token of the pass whose outermost call runs in :obj:`frame`:
+    one of its locals (set on first use), so that it lives exactly as long
+    as the call, on every Python the library supports."""
+    frame_locals = frame.f_locals
+    token = frame_locals.get(_TOKEN)
+    if token is None:
+        token = frame_locals[_TOKEN] = _PassToken()
+    return token
 
 
 def _stack() -> tuple[Any, bool]:

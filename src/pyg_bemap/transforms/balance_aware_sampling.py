@@ -44,13 +44,17 @@ class BalanceAwareSampling(BaseTransform):
 
     Use it as a :obj:`pre_transform` (or call it once): it is exact and does
     all the per-graph work. Apply it after every step that changes the
-    edges (e.g. :class:`~torch_geometric.transforms.ToUndirected`,
-    :class:`~torch_geometric.transforms.AddSelfLoops`), since the balance
-    scores describe the edges it sees. Steps that rebuild
-    :obj:`data.edge_index` afterwards (batching, :obj:`subgraph`, a dataset
-    of several graphs, which concatenates them) keep :obj:`bemap_count` and
-    :obj:`bemap_balance` but drop the carrier; give such a dataset or loader
-    :obj:`transform=AttachBeMap(sens_attr=...)`, which re-attaches them.
+    edges (e.g. :class:`~torch_geometric.transforms.ToUndirected`), since
+    the balance scores describe the edges it sees; self-loops are never
+    sampled, so leave them (and :class:`~torch_geometric.transforms.GCNNorm`'s
+    normalisation) to the layer. Steps that rebuild :obj:`data.edge_index`
+    afterwards (batching, :obj:`subgraph`, a dataset of several graphs,
+    which concatenates them) keep :obj:`bemap_count` and
+    :obj:`bemap_balance` but drop the carrier;
+    :obj:`AttachBeMap(sens_attr=...)` re-attaches them: a
+    :obj:`NeighborLoader`'s :obj:`transform=`, or called on each batch of a
+    :obj:`DataLoader` (:obj:`batch = attach(batch)`; a dataset's own
+    :obj:`transform=` is undone when the loader collates its graphs).
     For a dataset of several graphs, also pass :obj:`num_groups`, so that a
     graph missing a group gets counts of the same shape as the others.
 
