@@ -20,7 +20,7 @@ from pyg_bemap_lab.running.degenerate import degenerate
 from pyg_bemap_lab.running.execution import run_protocol
 from pyg_bemap_lab.running.planning import chosen_runs, missing_runs
 from pyg_bemap_lab.running.protocols import PROTOCOLS, Protocol
-from pyg_bemap_lab.selection import STORED_RULES
+from pyg_bemap_lab.selection import NEAR_CONSTANT, STORED_RULES
 
 # NBA ships with the package: a tiny base protocol that still tunes
 TINY = Protocol(
@@ -101,7 +101,25 @@ def test_every_combination_from_one_set_of_runs(tmp_path, monkeypatch):
         for m in HEADLINE
         for run in chosen_runs(study, store, arm(chosen, rate), 'nba', m)
     )
+    # the validation split's diagnostics, from the picked epochs' curves
+    every = [
+        run
+        for rate in INPUT_DROPOUTS
+        for m in HEADLINE
+        for run in chosen_runs(study, store, arm(chosen, rate), 'nba', m)
+    ]
+    for record in records:
+        shares = [
+            run['curve']['pos'][run['test'][record.rule]['epoch']]
+            for run in every
+            if run['test'][record.rule] is not None
+        ]
+        assert record.val_one_class == sum(
+            min(share, 1 - share) < NEAR_CONSTANT for share in shares
+        )
+    assert learned.val_one_class == 0  # by its definition
     report = robustness_report(study, store, chosen)
+    assert 'val. one-class' in report and 'test-split diagnostics' in report
     assert '### nba' in report and 'first 2 and all 3 paired' in report
     # the rule table, the default rule marked
     assert report.count('\n| val-loss-learned (default) | 12 |') == 1

@@ -32,7 +32,7 @@ from pyg_bemap_lab.running.planning import (
     missing_runs,
 )
 from pyg_bemap_lab.running.protocols import PROTOCOLS, Protocol
-from pyg_bemap_lab.selection import DEFAULT_RULE
+from pyg_bemap_lab.selection import DEFAULT_RULE, NEAR_CONSTANT
 
 #: The pair whose difference is the headline.
 HEADLINE = ('GCN', 'BeMap(sym)')
@@ -163,8 +163,18 @@ class RuleRecord:
             whose picked epoch is degenerate so.
         auc_sd (float): The standard deviation of the test AUC across
             seeds (points), averaged over the four model and dropout arms.
+        val_one_class (int): The runs whose picked epoch predicts one class
+            for all but fewer than
+            :obj:`~pyg_bemap_lab.selection.NEAR_CONSTANT` of the
+            validation nodes (:obj:`degenerate`'s first two kinds, on the
+            validation split).
+        val_auc_sd (float): :obj:`auc_sd` of the validation AUC.
         agreement (float): The share of runs in which another candidate
             rule picks the same epoch, averaged over the other rules.
+
+    The degenerate kinds and :obj:`auc_sd` are test-split diagnostics;
+    :obj:`val_one_class` and :obj:`val_auc_sd` ask the same of the
+    validation split, which is what a choice of rule may rest on.
     """
 
     rule: str
@@ -172,6 +182,8 @@ class RuleRecord:
     unpicked: int
     degenerate: dict[str, int]
     auc_sd: float
+    val_one_class: int
+    val_auc_sd: float
     agreement: float
 
 
@@ -194,6 +206,16 @@ def rule_records(
             for group in arms
             if len(aucs := _aucs(group, rule)) > 1
         ]
+        validation = [
+            [v for run in group if (v := _validation(run, rule))]
+            for group in arms
+        ]
+        val_sds = [
+            statistics.stdev(100 * auc for auc, _ in group)
+            for group in validation
+            if len(group) > 1
+        ]
+        val_shares = [share for group in validation for _, share in group]
         others = [r for r in CANDIDATE_RULES if r != rule]
         same = [
             statistics.mean(
@@ -208,6 +230,11 @@ def rule_records(
                 unpicked=sum(unreported(run, rule) for run in runs),
                 degenerate={k: kinds.count(k) for k in KINDS},
                 auc_sd=statistics.mean(sds) if sds else math.nan,
+                val_one_class=sum(
+                    min(share, 1 - share) < NEAR_CONSTANT
+                    for share in val_shares
+                ),
+                val_auc_sd=statistics.mean(val_sds) if val_sds else math.nan,
                 agreement=statistics.mean(same) if runs else math.nan,
             )
         )
@@ -221,6 +248,16 @@ def _aucs(runs: list[dict[str, Any]], rule: str) -> list[float]:
         if run['test'].get(rule) is not None
         and not math.isnan(run['test'][rule]['auc'])
     ]
+
+
+def _validation(run: dict[str, Any], rule: str) -> tuple[float, float] | None:
+    r"""The validation AUC and share of positive predictions at the epoch
+    :obj:`rule` picked, where the run picked one and records both."""
+    epoch = _epoch(run, rule)
+    curve = run['curve']
+    if epoch is None or 'pos' not in curve or math.isnan(curve['auc'][epoch]):
+        return None
+    return curve['auc'][epoch], curve['pos'][epoch]
 
 
 def _epoch(run: dict[str, Any], rule: str) -> int | None:
@@ -288,7 +325,11 @@ def _markdown(
         + '; '.join(f'{k}: {v}' for k, v in KINDS.items())
         + '. No epoch: runs in which the rule picked none (under '
         'val-loss-learned, no epoch learned anything on the validation '
-        'split), left out of the differences.',
+        'split), left out of the differences. The degenerate kinds and the '
+        'AUC sd (across seeds) are test-split diagnostics; val. one-class '
+        '(one class predicted for all but fewer than '
+        f'{NEAR_CONSTANT:.0%} of the validation nodes) and val. AUC sd ask '
+        'the same of the validation split.',
         '',
     ]
     if missing:
@@ -332,14 +373,15 @@ def _dataset_section(study: DatasetStudy) -> list[str]:
         '',
         '| rule | runs | no epoch | '
         + ' | '.join(KINDS)
-        + ' | AUC sd | agreement |',
-        '|---|---|---|' + '---|' * len(KINDS) + '---|---|',
+        + ' | AUC sd | val. one-class | val. AUC sd | agreement |',
+        '|---|---|---|' + '---|' * len(KINDS) + '---|---|---|---|',
     ]
     for r in study.records:
         counts = ' | '.join(str(r.degenerate[k]) for k in KINDS)
         lines.append(
             f'| {_rule_label(r.rule)} | {r.runs} | {r.unpicked} | {counts} '
-            f'| {r.auc_sd:.2f} | {r.agreement:.0%} |'
+            f'| {r.auc_sd:.2f} | {r.val_one_class} | {r.val_auc_sd:.2f} '
+            f'| {r.agreement:.0%} |'
         )
     return lines + ['']
 
