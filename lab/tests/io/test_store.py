@@ -9,13 +9,14 @@ CONFIG = {'lr': 0.01, 'hidden': 16, 'dropout': 0.5, 'input_dropout': 0.0}
 
 
 def run(seed, **extra):
+    results = dict(curve={'loss': [0.7]}, test={'val-loss': None})
     return dict(
         protocol='quick',
         dataset='nba',
         method='GCN',
         config=dict(CONFIG),
         seed=seed,
-        **extra,
+        **{**results, **extra},
     )
 
 
@@ -64,7 +65,7 @@ def test_a_record_needs_its_identity():
 
 def test_a_base_file_is_read_first_and_never_written(tmp_path):
     base = RunStore(str(tmp_path / 'base.jsonl'))
-    first = dict(protocol='p', dataset='d', method='m', config=CONFIG, seed=0)
+    first = {**run(0), 'protocol': 'p', 'dataset': 'd', 'method': 'm'}
     base.add({**first, 'acc': 0.5})
     base.add({**first, 'seed': 1, 'acc': 0.6})
     over = RunStore(str(tmp_path / 'over.jsonl'), base=base.path)
@@ -94,6 +95,15 @@ def test_a_bad_record_names_the_file_and_the_line(tmp_path):
         RunStore(str(path))
     path.write_text('\n'.join([lines[0], lines[1], '{"prot']))  # cut off
     assert len(RunStore(str(path))) == 2
+    # what reports read: a curve of lists and a table of test reports
+    for broken, said in (
+        ({'curve': None}, "'curve' is not a table of lists"),
+        ({'curve': {'loss': 0.7}}, "'curve' is not a table of lists"),
+        ({'test': None}, "'test' is not a table"),
+    ):
+        path.write_text(json.dumps(run(2, **broken)) + '\n')
+        with pytest.raises(ValueError, match=f'line 1: not a run .*{said}'):
+            RunStore(str(path))
 
 
 def test_one_process_at_a_time_and_a_folder_it_can_write(tmp_path):

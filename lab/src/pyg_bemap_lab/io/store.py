@@ -101,6 +101,7 @@ class RunStore:
             try:
                 run = migrated(json.loads(line))  # canonical configuration
                 key = _canonical_key(run)
+                _check_results(run)
             except (json.JSONDecodeError, ValueError, TypeError) as error:
                 if number == len(lines) and isinstance(
                     error, json.JSONDecodeError
@@ -175,6 +176,18 @@ class RunStore:
             handle.seek(0)
             whole = handle.read().rfind(b'\n') + 1
             handle.truncate(whole)
+
+
+def _check_results(run: dict[str, Any]) -> None:
+    r"""Raises a :class:`ValueError` unless :obj:`run` holds what reports
+    read: a validation curve of lists and a table of test reports."""
+    curve, test = run.get('curve'), run.get('test')
+    if not isinstance(curve, dict) or not all(
+        isinstance(values, list) for values in curve.values()
+    ):
+        raise ValueError("its 'curve' is not a table of lists")
+    if not isinstance(test, dict):
+        raise ValueError("its 'test' is not a table")
 
 
 def writable_folder(folder: str) -> str:
