@@ -155,3 +155,10 @@ def test_an_option_without_the_graph_it_belongs_to_is_refused(capsys):
     assert '--id-col, --sens-attr belong with --nodes or --graph' in err
     err = _parse_error(capsys, ['compare', '--label-attr', 'z'])
     assert '--label-attr belongs with --graph' in err
+    # a named dataset has its own split
+    for command in ('compare', 'sweep'):
+        argv = [command, '--dataset', 'german', '--train-fraction', '0.1']
+        err = _parse_error(
+            capsys, argv + ['--out', 'x'] * (command == 'sweep')
+        )
+        assert '--train-fraction belongs with --graph or --nodes' in err

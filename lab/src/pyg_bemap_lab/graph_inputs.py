@@ -13,6 +13,14 @@ if TYPE_CHECKING:  # the graphs are read when a command runs
 #: The options :obj:`--nodes` needs beside it.
 TABLE_OPTIONS = ('edges', 'id_col', 'sens_col', 'label_col')
 
+#: The options of a :obj:`torch.save` graph, with their defaults.
+GRAPH_OPTIONS = {'sens_attr': 's', 'label_attr': 'y'}
+
+#: The split of a graph of one's own (a named dataset has its own).
+FRACTION_OPTIONS = dict(
+    zip(('train_fraction', 'val_fraction'), DEFAULT_FRACTIONS)
+)
+
 
 def add_graph_source(
     parser: argparse.ArgumentParser, fractions: bool = True
@@ -88,24 +96,24 @@ def check_graph_options(
     without the option it belongs to (it would be ignored)."""
     if not hasattr(args, 'nodes'):
         return  # the command takes no graph of one's own
-    stray = []
+    stray: list[str] = []
+    owners: dict[str, list[str]] = {}
     if args.nodes is None:
         stray += [o for o in TABLE_OPTIONS if getattr(args, o) is not None]
+        owners |= dict.fromkeys(TABLE_OPTIONS, ['--nodes'])
     if args.graph is None:
+        stray += [o for o, d in GRAPH_OPTIONS.items() if getattr(args, o) != d]
+        owners |= dict.fromkeys(GRAPH_OPTIONS, ['--graph'])
+    if args.graph is None and args.nodes is None:
         stray += [
             o
-            for o, default in (('sens_attr', 's'), ('label_attr', 'y'))
-            if getattr(args, o) != default
+            for o, default in FRACTION_OPTIONS.items()
+            if getattr(args, o, default) != default
         ]
+        owners |= dict.fromkeys(FRACTION_OPTIONS, ['--graph', '--nodes'])
     if stray:
-        owner = ' or '.join(
-            f'--{name}'
-            for name, options in (
-                ('nodes', TABLE_OPTIONS),
-                ('graph', ('sens_attr', 'label_attr')),
-            )
-            if set(stray) & set(options)
-        )
+        names = [name for o in stray for name in owners[o]]
+        owner = ' or '.join(dict.fromkeys(names))
         verb = 'belongs' if len(stray) == 1 else 'belong'
         parser.error(
             ', '.join('--' + o.replace('_', '-') for o in stray)
