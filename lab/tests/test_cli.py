@@ -1,13 +1,17 @@
 import sys
 
 import pytest
+import torch
+from torch_geometric.data import Data
 from tqdm import tqdm
 
 from pyg_bemap import __version__
 from pyg_bemap_lab import commands
 from pyg_bemap_lab.cli import main
 from pyg_bemap_lab.commands import progress
+from pyg_bemap_lab.comparison import TUNED
 from pyg_bemap_lab.names import METHOD_ALIASES, default_results
+from pyg_bemap_lab.running.training import History
 from pyg_bemap_lab.selection import DEFAULT_RULE, RULES
 
 
@@ -16,12 +20,31 @@ def test_train_prints_both_reports_stacked_within_80_columns(capsys, tmp_path):
     assert main(argv + ['--root', str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert 'nba: 403 nodes' in out
+    tuned = ', '.join(f'{k}={v}' for k, v in TUNED['nba', 'GCN'].items())
+    assert f'GCN, as chosen on validation: {tuned}' in ' '.join(out.split())
     headers = [line for line in out.splitlines() if 'selected epoch' in line]
     assert [h.split(':')[0] for h in headers] == ['GCN', 'BeMap(sym)']
     assert headers[0].endswith('(lowest validation loss)')
     assert headers[0].startswith('GCN: 3 epochs')
     assert out.count('delta_sp') == 2
     assert max(len(line) for line in out.splitlines()) <= 80
+
+
+def test_train_flags_a_degenerate_report(capsys):
+    # a constant classifier's gaps are 0: never to be read as fair
+    data = Data(
+        y=torch.tensor([0, 1] * 10),
+        s=torch.tensor([0, 0, 1, 1] * 5),
+        val_mask=torch.arange(20) < 10,
+        test_mask=torch.arange(20) >= 10,
+    )
+    history = History()
+    for _ in range(3):
+        history.record(torch.ones(20), data)
+    commands._print_report(history, 2)
+    out = ' '.join(capsys.readouterr().out.split())
+    assert 'delta_sp = 0.0000' in out
+    assert 'degenerate (constant: one class predicted for every test' in out
 
 
 def test_train_synthetic_with_a_method_alias(capsys, tmp_path):
@@ -32,9 +55,11 @@ def test_train_synthetic_with_a_method_alias(capsys, tmp_path):
 
 
 def test_train_headers_with_the_default_rule_wrap_within_80_columns(capsys):
-    assert main(['train', '--dataset', 'synthetic', '--epochs', '3']) == 0
-    out = capsys.readouterr().out
-    assert 'selected epoch 3' in out  # the default rule's name is long
+    assert main(['train', '--dataset', 'synthetic', '--epochs', '20']) == 0
+    out, err = capsys.readouterr()
+    assert 'warning: synthetic: the default protocol chose no hyper' in err
+    assert 'GCN, untuned: lr=0.01' in out
+    assert 'selected epoch 20' in out  # the default rule's name is long
     assert f'({RULES[DEFAULT_RULE]})' in ' '.join(out.split())
     assert max(len(line) for line in out.splitlines()) <= 80
 

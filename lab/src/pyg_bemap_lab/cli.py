@@ -87,8 +87,10 @@ def _add_compare(commands: Any) -> None:
         'compare',
         help='compare a model and its BeMap version over paired seeds',
         description='Trains a vanilla model and its BeMap version on the '
-        'same seeds (same split, same initial weights) with the '
-        'hyper-parameters the default protocol chose for the dataset, '
+        'same seeds (same split; same initial weights but for '
+        "BeMap(row), whose layers are not GCN's) with the "
+        'hyper-parameters the default protocol chose for the dataset '
+        '(untuned defaults, with a warning, where it never ran), '
         'reports each at the epoch its selection rule picks (by default '
         'the lowest validation loss among the epochs that learned '
         'something; a run where none did is named and left out), and '
@@ -189,7 +191,9 @@ def _add_train(commands: Any) -> None:
         'train',
         help='train a model and its BeMap version once',
         description='Trains a vanilla model and its BeMap version on one '
-        'dataset with one seed, and prints the test fairness report of '
+        'dataset with one seed, with the hyper-parameters the default '
+        'protocol chose for the dataset (untuned defaults, with a warning, '
+        'where it never ran), and prints the test fairness report of '
         'each at the epoch its selection rule picks (by default the '
         'lowest validation loss among the epochs that learned something, '
         "as 'compare'). One seed says little: "

@@ -19,24 +19,31 @@ from pyg_bemap.datasets import (
     SPECS,
     FairGraphDataset,
     biased_sbm,
+    scale_features,
 )
 from pyg_bemap.metrics import diagnose
 from pyg_bemap.transforms import BalanceAwareSampling
-from pyg_bemap_lab.comparison import compare
+from pyg_bemap_lab.comparison import (
+    TUNED,
+    UNTUNED,
+    backbone_config,
+    compare,
+)
 from pyg_bemap_lab.graph_inputs import named_graph, read_graph_source
 from pyg_bemap_lab.io.store import RunStore
 from pyg_bemap_lab.methods import BACKBONES
+from pyg_bemap_lab.names import DATASET_ALIASES
 from pyg_bemap_lab.reporting.protocol_report import ProtocolReport
 from pyg_bemap_lab.reporting.robustness import (
     RobustnessReport,
     robustness_protocol,
 )
-from pyg_bemap_lab.run_config import RunConfig
+from pyg_bemap_lab.running.degenerate import KINDS, kind_of
 from pyg_bemap_lab.running.execution import run_protocol
 from pyg_bemap_lab.running.planning import chosen_configs, datasets_with_runs
 from pyg_bemap_lab.running.protocols import PROTOCOLS
 from pyg_bemap_lab.running.threads import run_threads
-from pyg_bemap_lab.running.training import train
+from pyg_bemap_lab.running.training import History, positive_share, train
 from pyg_bemap_lab.selection import RULES
 from pyg_bemap_lab.sweeping import sweep
 
@@ -135,19 +142,31 @@ def run_diagnose(args: argparse.Namespace) -> None:
 
 def run_train(args: argparse.Namespace) -> None:
     r"""One seed of a model and its BeMap version, with the test fairness
-    report at the epoch the selection rule picks."""
-    if args.dataset == 'synthetic':
+    report at the epoch the selection rule picks: the backbone's
+    hyper-parameters as the default protocol chose them on validation
+    (where it ran), the graph read and prepared as its runs read it."""
+    backbone = BACKBONES[args.method]
+    name = DATASET_ALIASES.get(args.dataset, args.dataset)
+    config = backbone_config(name, backbone).replace(
+        beta=args.beta, min_keep=args.min_keep
+    )
+    if name == 'synthetic':
         data = biased_sbm(seed=args.seed)
+        if config.scale:
+            data.x = scale_features(data.x)
     else:
-        dataset = FairGraphDataset(args.root, args.dataset, args.seed)
-        data = dataset[0]
-    data = BalanceAwareSampling(sens_attr='s')(data)
+        data = FairGraphDataset(
+            args.root, name, args.seed, feature_norm=config.scale
+        )[0]
+    data = BalanceAwareSampling(settings=config.sampler)(data)
     print(
         f'{args.dataset}: {data.num_nodes} nodes, {data.num_edges // 2} '
         f'undirected edges, {data.num_features} features; seed {args.seed}'
     )
-    config = RunConfig().replace(beta=args.beta, min_keep=args.min_keep)
-    for method in (BACKBONES[args.method], args.method):
+    how = 'as chosen on validation' if (name, backbone) in TUNED else 'untuned'
+    shown = ', '.join(f'{k}={config.as_dict()[k]}' for k in UNTUNED)
+    print(textwrap.fill(f'{backbone}, {how}: {shown}'))
+    for method in (backbone, args.method):
         bar = progress(args.epochs, method)
         with warnings.catch_warnings(), run_threads():
             warnings.simplefilter('ignore', UserWarning)
@@ -170,11 +189,31 @@ def run_train(args: argparse.Namespace) -> None:
             said = f'selected epoch {epoch + 1}'
         print('\n' + textwrap.fill(f'{head}{said} ({RULES[args.selection]})'))
         if epoch is not None:
-            print(history.test[epoch])
+            _print_report(history, epoch)
     print(
         '\nTest split, one seed: differences of a few points are within\n'
         "noise here; 'pyg-bemap compare' runs paired seeds."
     )
+
+
+def _print_report(history: History, epoch: int) -> None:
+    r"""The test report at :obj:`epoch`, and, where the run is degenerate
+    there, why its gaps say nothing of fairness."""
+    report = history.test[epoch]
+    print(report)
+    kind = kind_of(
+        positive_share(report),
+        report.delta_sp,
+        report.delta_eo,
+        history.val['loss'],
+    )
+    if kind is not None:
+        print(
+            textwrap.fill(
+                f'degenerate ({kind}: {KINDS[kind]}): its gaps say '
+                'nothing of its fairness'
+            )
+        )
 
 
 def run_reproduce(args: argparse.Namespace) -> None:

@@ -17,6 +17,7 @@ from pyg_bemap_lab.comparison import (
     GRAPH_GRID_SEEDS,
     TUNED,
     UNTUNED,
+    warn_untuned,
 )
 from pyg_bemap_lab.io.store import RunStore
 from pyg_bemap_lab.io.user_graphs import (
@@ -109,6 +110,8 @@ def sweep_protocol(
         where: dict[str, Any] = dict(
             tuned={k: v for k, v in TUNED.items() if k[0] == name}
         )
+        if not where['tuned']:
+            warn_untuned(name, 'the backbones')
         split = ''
     else:
         where = dict(

@@ -74,7 +74,8 @@ def test_runs_without_an_epoch_to_report_are_named_and_left_out(tmp_path):
     store = RunStore(str(tmp_path / 'runs.jsonl'))
     for seed in protocol.seeds:
         for method in protocol.methods:
-            picked = dict(acc=0.7, auc=0.8, sp=0.1, eo=0.05, pos=0.4)
+            acc = 0.7 + seed / 100
+            picked = dict(acc=acc, auc=0.8, sp=0.1, eo=0.05, pos=0.4)
             result = run_result(picked)
             if (method, seed) in (('GCN', 2), ('BeMap(sym)', 4)):
                 result['test'][DEFAULT_RULE] = None  # no epoch learned
@@ -89,3 +90,6 @@ def test_runs_without_an_epoch_to_report_are_named_and_left_out(tmp_path):
     )
     assert text.endswith('2 runs left out, where the rule picked no epoch.')
     assert max(len(line) for line in summary.splitlines()) <= 80
+    # each model's row is over the paired seeds 0, 1, 3 and 5 alone
+    rows = [line for line in summary.splitlines() if '72.25 ±' in line]
+    assert [row.split()[0] for row in rows] == ['GCN', 'BeMap(sym)']

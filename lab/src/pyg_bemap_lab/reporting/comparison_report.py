@@ -111,18 +111,19 @@ def comparison_summary(
         f'{k}={getattr(chosen[dataset, backbone], k)}'
         for k in ('lr', 'hidden', 'dropout', 'input_dropout', 'scale')
     )
+    same = 'split' if method == 'BeMap(row)' else 'split and initial weights'
     intro = (
         f'{method} against {backbone} on {dataset}: '
-        f'{diffs["acc"].seeds} paired seeds (same split and initial '
-        f'weights), {config}, epoch of the {RULES[rule]}; test metrics, '
-        'mean ± standard deviation over the seeds.'
+        f'{diffs["acc"].seeds} paired seeds (same {same}), {config}, epoch '
+        f'of the {RULES[rule]}; test metrics, mean ± standard deviation '
+        'over the seeds.'
     )
     lines = textwrap.wrap(intro, width) + ['']
     lines.append(f'{"test (%)":<18}' + _cells(METRICS.values()))
+    values = _paired_values(protocol, store, chosen, rule)
     for name in pair:
-        values = seed_values(protocol, store, chosen, dataset, name, rule)
         cells = [
-            format_mean_std([100 * v[m] for v in values.values()])
+            format_mean_std([100 * v[m] for v in values[name]])
             for m in METRICS
         ]
         lines.append(f'{name:<18}' + _cells(cells))
@@ -175,10 +176,7 @@ def comparison_markdown(
     healthy = paired_differences(
         protocol, store, chosen, dataset, pair, rule, healthy_only=True
     )
-    values = {
-        name: seed_values(protocol, store, chosen, dataset, name, rule)
-        for name in pair
-    }
+    values = _paired_values(protocol, store, chosen, rule)
     lines = [
         f'{method} against {backbone} on {dataset}, test metrics (%), '
         f'epoch of the {RULES[rule]}.',
@@ -189,8 +187,7 @@ def comparison_markdown(
     ]
     for metric, title in METRICS.items():
         means = [
-            format_mean_std([100 * v[metric] for v in values[n].values()])
-            for n in pair
+            format_mean_std([100 * v[metric] for v in values[n]]) for n in pair
         ]
         lines.append(
             f'| {title} | {means[0]} | {means[1]} | '
@@ -199,6 +196,23 @@ def comparison_markdown(
         )
     verdict_text = comparison_verdict(protocol, store, chosen, rule)
     return '\n'.join([*lines, '', f'Verdict: {verdict_text}.', ''])
+
+
+def _paired_values(
+    protocol: Protocol, store: RunStore, chosen: Chosen, rule: str
+) -> dict[str, list[dict[str, float]]]:
+    r"""Each model's test metrics on the paired seeds (those where both
+    have a report), the seeds the differences are over."""
+    (dataset,) = protocol.datasets
+    values = {
+        name: seed_values(protocol, store, chosen, dataset, name, rule)
+        for name in protocol.methods
+    }
+    paired = set.intersection(*(set(v) for v in values.values()))
+    return {
+        name: [v for seed, v in by_seed.items() if seed in paired]
+        for name, by_seed in values.items()
+    }
 
 
 def _difference_lines(diffs: dict[str, PairedDifference]) -> list[str]:

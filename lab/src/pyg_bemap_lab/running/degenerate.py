@@ -36,14 +36,18 @@ def degenerate(run: dict[str, Any], rule: str) -> str | None:
     picked = run['test'].get(rule)
     if picked is None:
         return None
-    return _kind(
+    return kind_of(
         picked.get('pos'), picked['sp'], picked['eo'], run['curve']['loss']
     )
 
 
-def _kind(
+def kind_of(
     share: float | None, sp: float, eo: float, loss: list[float]
 ) -> str | None:
+    r"""The kind of :func:`degenerate` of a report whose share of test
+    nodes predicted positive is :obj:`share` (:obj:`None`: not recorded)
+    and whose gaps are :obj:`sp` and :obj:`eo`, in a run whose validation
+    loss curve is :obj:`loss`."""
     # one class for every node: a positive share of 0 or 1, or, where the
     # share was not recorded, both gaps exactly 0
     constant = sp == 0 and eo == 0 if share is None else share in (0.0, 1.0)

@@ -21,7 +21,9 @@ class Protocol:
       validation loss. A method that changes the training graph (BeMap and
       its ablations, FairDrop) keeps its backbone's choice, so that it and
       its backbone differ in the training graph only and start from the
-      same weights for the same seed; FairDrop's :math:`\delta` is then
+      same weights for the same seed (all but BeMap(row), whose
+      :class:`~pyg_bemap.RowNormConv` layers are not GCN's and are
+      initialised their own way); FairDrop's :math:`\delta` is then
       chosen from :obj:`fairdrop_deltas` by the lowest mean validation
       :math:`\Delta_{SP} + \Delta_{EO}` at the fairness-aware epoch.
       Without :obj:`grid_seeds`, :obj:`config` is used as it is.
