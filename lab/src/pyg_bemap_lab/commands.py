@@ -17,7 +17,6 @@ from tqdm import tqdm
 from pyg_bemap.datasets import (
     BUNDLED_DIR,
     SPECS,
-    FairGraphDataset,
     biased_sbm,
     scale_features,
 )
@@ -39,7 +38,7 @@ from pyg_bemap_lab.reporting.robustness import (
     robustness_protocol,
 )
 from pyg_bemap_lab.running.degenerate import KINDS, kind_of
-from pyg_bemap_lab.running.execution import run_protocol
+from pyg_bemap_lab.running.execution import prepared_graph, run_protocol
 from pyg_bemap_lab.running.planning import chosen_configs, datasets_with_runs
 from pyg_bemap_lab.running.protocols import PROTOCOLS
 from pyg_bemap_lab.running.threads import run_threads
@@ -154,17 +153,17 @@ def run_train(args: argparse.Namespace) -> None:
         data = biased_sbm(seed=args.seed)
         if config.scale:
             data.x = scale_features(data.x)
-    else:
-        data = FairGraphDataset(
-            args.root, name, args.seed, feature_norm=config.scale
-        )[0]
-    data = BalanceAwareSampling(settings=config.sampler)(data)
+        data = BalanceAwareSampling(settings=config.sampler)(data)
+    else:  # as the default protocol's runs: the same split for a seed
+        protocol = PROTOCOLS['default']
+        data = prepared_graph(protocol, args.root, name, config, args.seed)
     print(
         f'{args.dataset}: {data.num_nodes} nodes, {data.num_edges // 2} '
         f'undirected edges, {data.num_features} features; seed {args.seed}'
     )
     how = 'as chosen on validation' if (name, backbone) in TUNED else 'untuned'
-    shown = ', '.join(f'{k}={config.as_dict()[k]}' for k in UNTUNED)
+    values = config.as_dict()
+    shown = ', '.join(f'{k}={values[k]}' for k in UNTUNED)
     print(textwrap.fill(f'{backbone}, {how}: {shown}'))
     for method in (backbone, args.method):
         bar = progress(args.epochs, method)
