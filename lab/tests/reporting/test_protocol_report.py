@@ -6,6 +6,7 @@ from pyg_bemap_lab.reporting.robustness import (
     RobustnessReport,
     robustness_protocol,
 )
+from pyg_bemap_lab.reporting.tables import protocol_report
 from pyg_bemap_lab.running.planning import chosen_configs
 from pyg_bemap_lab.running.protocols import PROTOCOLS
 
@@ -33,3 +34,17 @@ def test_the_files_of_the_default_protocols_report():
         'robustness.md',
         'robustness.png',
     }
+
+
+def test_the_tables_without_degenerate_runs_say_what_decides_them():
+    store = RunStore(osp.join(RESULTS, 'evaluation', 'runs.jsonl'))
+    default = PROTOCOLS['default']
+    chosen = chosen_configs(default, store)
+    lines = protocol_report(default, store, chosen).splitlines()
+    heads = [
+        i for i, line in enumerate(lines) if 'without degenerate runs' in line
+    ]
+    assert len(heads) == 2
+    for i in heads:
+        assert lines[i + 2].startswith('Left out: every seed where either')
+        assert 'never their labels' in lines[i + 2]

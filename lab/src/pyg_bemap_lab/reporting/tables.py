@@ -26,7 +26,12 @@ from pyg_bemap_lab.running.planning import (
     missing_runs,
 )
 from pyg_bemap_lab.running.protocols import Protocol
-from pyg_bemap_lab.selection import DEFAULT_RULE, RULES, TABLE_RULES
+from pyg_bemap_lab.selection import (
+    DEFAULT_RULE,
+    NEAR_CONSTANT,
+    RULES,
+    TABLE_RULES,
+)
 
 #: The rules on the validation split that tables show, in their order
 #: (the other stored rules are candidates, compared in
@@ -126,6 +131,17 @@ def method_table(protocol: Protocol, store: RunStore, chosen: Chosen) -> str:
     return '\n'.join(lines)
 
 
+#: What the tables without degenerate runs leave out, and what decides it.
+LEFT_OUT = (
+    'Left out: every seed where either run is degenerate at the picked '
+    'epoch (one class is predicted for all test nodes, or for all but '
+    f'fewer than {NEAR_CONSTANT * 100:.0f} % of them, or its '
+    'validation loss never left its starting plateau). The predicted '
+    'classes of the test nodes, never their labels, decide it: a check of '
+    'the table above, not a selection.'
+)
+
+
 def comparisons(protocol: Protocol) -> list[tuple[str, str]]:
     r"""The pairs compared: each method that changes the training graph
     against its backbone, then every method against the MLP."""
@@ -151,10 +167,13 @@ def paired_table(protocol: Protocol, store: RunStore, chosen: Chosen) -> str:
         reported_rules(protocol).items(), (False, True)
     ):
         without = ' without degenerate runs' if healthy else ''
-        lines += _head(
+        head = _head(
             f'Paired differences{without} (points), epoch by {title}',
             'compared - reference',
         )
+        if healthy:
+            head[2:2] = [LEFT_OUT, '']
+        lines += head
         for dataset in protocol.datasets:
             for reference, method in comparisons(protocol):
                 diffs = paired_differences(
