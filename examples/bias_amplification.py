@@ -129,7 +129,10 @@ def main():
         ('BeMap layer 1', first_layer(models['BeMap(sym)'], data)),
     ):
         probe = sensitive_attribute_probe(h, data.edge_index, data.s)
-        print(f'{name:<16} accuracy {probe.accuracy:.4f}')
+        print(
+            f'{name:<16} accuracy {probe.accuracy:.4f} '
+            f'(base rate {probe.base_rate:.4f})'
+        )
 
 
 if __name__ == '__main__':

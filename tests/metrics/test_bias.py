@@ -148,3 +148,11 @@ def test_majority_ratio():
     assert ratio[0].item() == pytest.approx(1 / 3)
     assert ratio[1].item() == 1.0
     assert math.isnan(ratio[2].item()) and math.isnan(ratio[4].item())
+
+
+def test_a_centroid_gap_with_one_group_present_is_nan_with_a_warning():
+    h = torch.randn(5, 2)
+    with pytest.warns(UserWarning, match='needs two groups with members'):
+        out = distance_bias(h, torch.zeros(5, dtype=torch.long), num_groups=2)
+    assert math.isnan(out.centroid_gap)
+    assert out.bias > 0

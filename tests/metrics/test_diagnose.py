@@ -198,3 +198,56 @@ def test_gaps_are_float64_rates():
     sens, y = big.s, big.y
     rates = [float(y[sens == g].double().mean()) for g in (0, 1)]
     assert d.label_gap == abs(rates[0] - rates[1])
+
+
+def test_features_that_are_not_finite_are_refused_for_the_mlp():
+    data = random_graph(200, 2000, 2, 1)
+    data.y = (data.x[:, 0] > 0).long()
+    data.x = data.x.clone()
+    data.x[5, 0] = float('nan')
+    diagnose(data)  # the MLP alone reads the features
+    with pytest.raises(ValueError, match="'data.x' holds NaN"):
+        diagnose(data, mlp=True)
+
+
+def _mlp_graph():
+    data = random_graph(200, 2000, 2, 1)
+    data.y = (data.x[:, 0] + data.s > 0.5).long()
+    return data
+
+
+def test_each_split_mask_is_used_on_its_own(monkeypatch):
+    fitted = []
+    fit = torch.nn.functional.binary_cross_entropy_with_logits
+
+    def spy(logits, target):
+        fitted.append(target.numel())
+        return fit(logits, target)
+
+    monkeypatch.setattr(
+        torch.nn.functional, 'binary_cross_entropy_with_logits', spy
+    )
+    data = _mlp_graph()
+    train = torch.arange(200) < 20
+    data.train_mask = train  # a train mask alone: tested on the others
+    alone = diagnose(data, mlp=True).mlp_gap
+    assert fitted[-1] == 20
+    data.test_mask = ~train
+    assert diagnose(data, mlp=True).mlp_gap == alone
+    del data.train_mask
+    data.test_mask = torch.arange(200) >= 150  # a test mask alone: trained
+    diagnose(data, mlp=True)  # on half of the labelled nodes outside it
+    assert fitted[-1] == 75
+
+
+def test_split_masks_may_be_indices_and_must_be_one_split():
+    data = _mlp_graph()
+    data.train_mask = torch.arange(200) < 100
+    data.test_mask = ~data.train_mask
+    as_masks = diagnose(data, mlp=True).mlp_gap
+    data.train_mask = torch.arange(100)
+    data.test_mask = torch.arange(100, 200)
+    assert diagnose(data, mlp=True).mlp_gap == as_masks
+    data.train_mask = torch.ones(200, 3, dtype=torch.bool)  # three splits
+    with pytest.raises(ValueError, match="'data.train_mask' must have shape"):
+        diagnose(data, mlp=True)

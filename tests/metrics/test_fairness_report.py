@@ -1,3 +1,4 @@
+import json
 import math
 import warnings
 
@@ -13,7 +14,11 @@ from fairlearn.metrics import (
 from sklearn.metrics import accuracy_score, roc_auc_score
 
 from pyg_bemap import fairness_report
-from pyg_bemap.metrics import FairnessReport, roc_auc
+from pyg_bemap.metrics import (
+    FairnessReport,
+    OnePredictedClassWarning,
+    roc_auc,
+)
 
 
 def random_case(num_groups, seed, n=400, columns=1):
@@ -217,8 +222,10 @@ def test_a_threshold_warning_only_where_the_scales_disagree(recwarn):
     fairness_report(torch.tensor([0.1, 0.9, 0.7, 0.2]), y, sens, threshold=0.5)
     # logits that happen to lie in [0, 1] (an untrained model), declared so
     small_logits = torch.tensor([0.1, 0.9, 0.7, 0.2])
-    report = fairness_report(small_logits, y, sens, threshold=0)
+    with pytest.warns(UserWarning, match='predicted positive') as got:
+        report = fairness_report(small_logits, y, sens, threshold=0)
     assert report.accuracy == 0.5  # every node positive: 0 is the threshold
+    assert len(got) == 1  # that one class, no threshold warning
     assert len(recwarn) == 0
     with pytest.warns(UserWarning, match='looks like probabilities') as got:
         fairness_report(torch.tensor([0.1, 0.9, 0.7, 0.2]), y, sens)
@@ -255,3 +262,62 @@ def test_empty_inputs_say_there_is_nothing_to_evaluate():
     empty = torch.zeros(0)
     with pytest.raises(ValueError, match='holds no node: there is nothing'):
         fairness_report(empty, empty.long(), empty.long())
+
+
+def test_confident_two_class_outputs_keep_their_ranking():
+    # class 1's softmax probability rounds to 1.0 from margins of about 17
+    margin = torch.arange(20.0, 40.0)
+    y = torch.tensor([0] * 10 + [1] * 10)
+    sens = torch.tensor([0, 1] * 10)
+    for dtype in (torch.float32, torch.float64):
+        out = torch.stack([torch.zeros(20), margin], 1).to(dtype)
+        report = fairness_report(out, y, sens)
+        assert report.auc == 1.0
+        assert report.by_group[0].auc == 1.0
+    scores = torch.randn(50, 2, generator=torch.Generator().manual_seed(0))
+    labels = torch.arange(50) % 2
+    expected = roc_auc_score(labels, scores.softmax(-1)[:, 1].double())
+    got = fairness_report(scores, labels, labels.flip(0)).auc
+    assert got == pytest.approx(expected)
+
+
+def test_a_threshold_with_two_class_outputs_is_refused():
+    pred, y, sens = random_case(2, 7, columns=2)
+    with pytest.raises(ValueError, match="'threshold' applies to one-column"):
+        fairness_report(pred, y, sens, threshold=0.9)
+
+
+def test_an_index_mask_that_repeats_a_node_is_refused():
+    pred, y, sens = random_case(2, 8)
+    for index in ([0, 0, 3], [1, -399]):  # -399 is node 1
+        with pytest.raises(ValueError, match='names a node more than once'):
+            fairness_report(pred, y, sens, mask=torch.tensor(index))
+
+
+def test_one_predicted_class_warns_that_the_gaps_say_nothing():
+    pred, y, sens = random_case(2, 9)
+    log_probabilities = torch.nn.functional.logsigmoid(pred)  # all below 0
+    with pytest.warns(OnePredictedClassWarning, match='negative') as got:
+        report = fairness_report(log_probabilities, y, sens)
+    assert report.delta_sp == 0.0 and got[0].filename == __file__
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        fairness_report(pred, y, sens)  # both classes: no warning
+
+
+def test_rates_are_float64_and_the_dict_is_nested_json():
+    y = torch.tensor([1, 0, 0, 1, 1, 0])
+    sens = torch.tensor([0, 0, 0, 1, 1, 1])
+    pred = torch.tensor([1.0, -1.0, 1.0, 1.0, -1.0, -1.0])
+    report = fairness_report(pred, y, sens)
+    assert report.by_group[0].positive_rate == 2 / 3  # not float32's
+    assert report.accuracy == 4 / 6
+    with pytest.warns(UserWarning, match='no positive label'):
+        lonely = fairness_report(pred, torch.tensor([1, 0, 0, 0, 0, 0]), sens)
+    out = lonely.to_dict()
+    assert out['by_group'][1]['true_positive_rate'] is None
+    assert out['delta_eo'] is None
+    assert json.loads(json.dumps(out, allow_nan=False)) == {
+        **out,
+        'by_group': {str(g): m for g, m in out['by_group'].items()},
+    }

@@ -22,10 +22,10 @@ def test_probe_reads_the_group_from_leaky_embeddings():
     assert sum(b.count for b in strong.bins) <= 750
     assert strong.bins[0].lower == 0.0 and strong.bins[-1].upper == 1.0
     assert 'majority ratio' in str(strong)
-    held_out = data.s[torch.randperm(1500, generator=torch.Generator()
-                                     .manual_seed(0))[750:]]  # fmt: skip
-    share = held_out.float().mean().item()
-    assert strong.base_rate == pytest.approx(max(share, 1 - share))
+    order = torch.randperm(1500, generator=torch.Generator().manual_seed(0))
+    largest = data.s[order[:750]].bincount().argmax()  # of the training half
+    share = (data.s[order[750:]] == largest).float().mean().item()
+    assert strong.base_rate == pytest.approx(share)
     assert weak.accuracy < strong.base_rate + 0.1  # noise reads ~nothing
     assert f'base rate {strong.base_rate:.4f}' in str(strong)
     again = sensitive_attribute_probe(leaky, data.edge_index, data.s)
@@ -47,8 +47,9 @@ def test_probe_plot(tmp_path):
     ax = fig.subplots()
     assert result.plot(ax, label='features') is ax
     result.plot(ax, label='again')
-    first, base, second = ax.get_lines()
-    assert set(base.get_ydata()) == {result.base_rate}  # drawn once
+    first, base, second = ax.get_lines()  # the base rates drawn once
+    bins = [b.base_rate for b in result.bins]
+    assert list(base.get_ydata()) == pytest.approx(bins, nan_ok=True)
     for style in ('get_marker', 'get_linestyle', 'get_color'):
         assert getattr(first, style)() != getattr(second, style)()
     counts = [t.get_text() for t in ax.texts]  # once, for the first probe
@@ -126,3 +127,41 @@ def test_probe_refuses_a_number_of_bins_that_is_not_positive(num_bins):
         sensitive_attribute_probe(
             torch.randn(sens.numel(), 2), edge_index, sens, num_bins=num_bins
         )
+
+
+def test_each_bin_has_the_base_rate_of_a_probe_that_reads_nothing():
+    # groups of 20 % and 80 %, each with 80 % of its edges inside: the
+    # minority's nodes have the lower own-group shares, so the bins differ
+    # in their groups' shares, and a probe of embeddings that carry no
+    # group reaches its bins' base rates (0 at low shares, 1 at high ones)
+    gen = torch.Generator().manual_seed(0)
+    n = 2000
+    sens = (torch.rand(n, generator=gen) < 0.2).long()
+    src = torch.arange(n).repeat_interleave(20)
+    inside = torch.rand(src.numel(), generator=gen) < 0.8
+    members = [(sens == g).nonzero().view(-1) for g in (0, 1)]
+    target_group = torch.where(inside, sens[src], 1 - sens[src])
+    dst = torch.empty_like(src)
+    for g, nodes in enumerate(members):
+        chosen = target_group == g
+        pick = torch.randint(
+            nodes.numel(), (int(chosen.sum()),), generator=gen
+        )
+        dst[chosen] = nodes[pick]
+    edge_index = torch.cat(
+        [torch.stack([src, dst]), torch.stack([dst, src])], 1
+    )
+    h = torch.randn(n, 16, generator=gen)  # independent of the groups
+    result = sensitive_attribute_probe(h, edge_index, sens, epochs=100)
+    filled = [b for b in result.bins if b.count >= 30]
+    rates = [b.base_rate for b in filled]
+    assert min(rates) < 0.1 and max(rates) > 0.9
+    for b in filled:  # the probe reads nothing: it reaches the base rate
+        assert abs(b.accuracy - b.base_rate) < 0.1
+    assert 'base rate' in str(result).splitlines()[1]
+    order = torch.randperm(n, generator=torch.Generator().manual_seed(0))
+    held_out, ratio = sens[order[n // 2 :]], majority_ratio(edge_index, sens)
+    in_last = ratio[order[n // 2 :]] >= 0.9
+    assert result.bins[-1].base_rate == pytest.approx(
+        (held_out[in_last] == 0).double().mean().item()
+    )

@@ -9,6 +9,7 @@ from pyg_bemap.metrics.diagnose import Diagnosis, diagnose
 from pyg_bemap.metrics.fairness_report import (
     FairnessReport,
     GroupMetrics,
+    OnePredictedClassWarning,
     fairness_report,
     roc_auc,
 )
@@ -27,6 +28,7 @@ __all__ = [
     'FairnessReport',
     'FairnessTask',
     'GroupMetrics',
+    'OnePredictedClassWarning',
     'ProbeBin',
     'ProbeResult',
     'diagnose',

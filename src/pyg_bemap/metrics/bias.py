@@ -6,6 +6,7 @@ of :mod:`~pyg_bemap.metrics.probe` bins its accuracy by that share).
 """
 
 import math
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -69,7 +70,8 @@ def distance_bias(
     where :math:`\boldsymbol{\mu}(g)` is the mean embedding of group
     :math:`g`. A larger bias means nodes sit closer to their group's
     centroid, i.e. the embeddings separate the groups more. Empty groups are
-    left out of the gap; the bias is infinite when every node sits on its
+    left out of the gap, which is NaN (with a warning) where fewer than two
+    groups have members; the bias is infinite when every node sits on its
     centroid.
 
     Args:
@@ -84,11 +86,15 @@ def distance_bias(
     centroids = group_centroids(h, sens, num_groups)
     spread = (h - centroids[sens]).pow(2).sum(1).mean().item()
     present = centroids[~centroids.isnan().any(1)]
-    gap = (
-        torch.cdist(present, present).max().item()
-        if present.numel()
-        else float('nan')
-    )
+    gap = float('nan')
+    if present.size(0) >= 2:
+        gap = torch.cdist(present, present).max().item()
+    else:
+        warnings.warn(
+            'The centroid gap is NaN: it needs two groups with members '
+            f'(groups with members: {present.size(0)} of {num_groups})',
+            stacklevel=2,
+        )
     return DistanceBias(
         bias=1.0 / spread if spread > 0 else math.inf, centroid_gap=gap
     )

@@ -1,6 +1,5 @@
 r"""Before any training: how much room a graph leaves BeMap to act."""
 
-import math
 import textwrap
 import warnings
 from dataclasses import asdict, dataclass
@@ -10,6 +9,8 @@ import torch
 from torch import Tensor
 from torch_geometric.data import Data
 
+from pyg_bemap.metrics.json_ready import nan_as_none
+from pyg_bemap.metrics.report_inputs import selected_nodes
 from pyg_bemap.metrics.task import fairness_task
 from pyg_bemap.rules.balance import imbalance
 from pyg_bemap.rules.counts import (
@@ -59,7 +60,7 @@ class Diagnosis:
         value, NaN here, is :obj:`None`)."""
         out = asdict(self)
         out['settings'] = asdict(self.settings)
-        return _nan_as_none(out)
+        return nan_as_none(out)
 
     def __str__(self) -> str:
         def share(value: float) -> str:
@@ -123,12 +124,14 @@ def diagnose(
         settings (SamplerSettings, optional): The settings whose kept edges
             and :math:`L`-hop imbalance are measured. (default: the
             defaults)
-        mlp (bool, optional): Also train an MLP on the features (on the
-            labelled nodes of :obj:`data.train_mask` if present, else on a
-            random half of the labelled nodes) and report the
-            statistical-parity gap of its predictions on the other labelled
-            nodes (of :obj:`data.test_mask` if present): seconds on a graph
-            of 30k nodes. (default: :obj:`False`)
+        mlp (bool, optional): Also train an MLP on the features and
+            report the statistical-parity gap of its predictions: trained
+            on the labelled nodes of :obj:`data.train_mask` if present (else
+            on a random half of the labelled nodes outside
+            :obj:`data.test_mask`), tested on the labelled nodes of
+            :obj:`data.test_mask` if present (else on the labelled nodes
+            outside the training ones); each mask boolean or node indices.
+            Seconds on a graph of 30k nodes. (default: :obj:`False`)
         seed (int, optional): The seed of the MLP's split and
             initialisation. (default: :obj:`0`)
     """
@@ -168,18 +171,6 @@ def diagnose(
         else None,
         settings=settings,
     )
-
-
-def _nan_as_none(value: Any) -> Any:
-    r""":obj:`value` with every NaN float in it, at any depth of its
-    dictionaries and lists, replaced by :obj:`None` (JSON has no NaN)."""
-    if isinstance(value, dict):
-        return {k: _nan_as_none(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_nan_as_none(v) for v in value]
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    return value
 
 
 def _mean(values: Tensor) -> float:
@@ -253,6 +244,11 @@ def _mlp_gap(
     x = getattr(data, 'x', None)
     if not isinstance(x, Tensor) or x.dim() != 2:
         raise ValueError("diagnose(mlp=True) needs node features 'data.x'")
+    if x.is_complex() or not bool(torch.isfinite(x).all()):
+        raise ValueError(
+            "diagnose(mlp=True) needs finite features, but 'data.x' holds "
+            'NaN, infinite or complex values; fill in or drop them first'
+        )
     generator = torch.Generator(device=x.device).manual_seed(seed)
     labelled = labels >= 0
     train, test = _train_test(data, labelled, generator)
@@ -296,17 +292,26 @@ def _mlp_gap(
 def _train_test(
     data: Data, labelled: Tensor, generator: torch.Generator
 ) -> tuple[Tensor, Tensor]:
-    train = getattr(data, 'train_mask', None)
-    test = getattr(data, 'test_mask', None)
-    if isinstance(train, Tensor) and isinstance(test, Tensor):
-        return train.view(-1).bool(), test.view(-1).bool()
-    nodes = labelled.nonzero().view(-1)
-    order = torch.randperm(
-        nodes.numel(), generator=generator, device=generator.device
+    r"""The MLP's training and test nodes: :obj:`data.train_mask` (else a
+    random half of the labelled nodes outside the test nodes) and
+    :obj:`data.test_mask` (else the labelled nodes outside the training
+    ones), each a boolean mask or node indices."""
+    n, device = labelled.numel(), labelled.device
+    train, test = (
+        None
+        if getattr(data, name, None) is None
+        else selected_nodes(data[name], n, device, f"'data.{name}'")
+        for name in ('train_mask', 'test_mask')
     )
-    train = torch.zeros_like(labelled)
-    train[nodes[order[: nodes.numel() // 2]].to(train.device)] = True
-    return train, labelled & ~train
+    if train is None:
+        outside = labelled if test is None else labelled & ~test
+        nodes = outside.nonzero().view(-1)
+        order = torch.randperm(
+            nodes.numel(), generator=generator, device=generator.device
+        )
+        train = torch.zeros_like(labelled)
+        train[nodes[order[: nodes.numel() // 2]].to(device)] = True
+    return train, labelled & ~train if test is None else test
 
 
 def _uniform(

@@ -7,12 +7,19 @@ from dataclasses import asdict, dataclass
 import torch
 from torch import Tensor
 
+from pyg_bemap.metrics.json_ready import nan_as_none
 from pyg_bemap.metrics.report_inputs import (
     binary_labels,
     scores_and_predictions,
     selected_nodes,
 )
 from pyg_bemap.rules.groups import check_same_device, sensitive_groups
+
+
+class OnePredictedClassWarning(UserWarning):
+    r"""Every evaluated node is predicted one class: the gaps are 0 (or NaN)
+    by construction and say nothing of fairness. A category of its own, so
+    code that flags such predictions itself can filter it."""
 
 
 @dataclass(frozen=True)
@@ -47,14 +54,18 @@ class FairnessReport:
     by_group: dict[int, GroupMetrics]
 
     def to_dict(self) -> dict[str, object]:
-        r"""The report as plain Python values."""
-        return {
-            'accuracy': self.accuracy,
-            'auc': self.auc,
-            'delta_sp': self.delta_sp,
-            'delta_eo': self.delta_eo,
-            'by_group': {g: asdict(m) for g, m in self.by_group.items()},
-        }
+        r"""The report as plain Python values, the groups' metrics nested
+        under :obj:`'by_group'` (JSON-ready: an undefined value, NaN here,
+        is :obj:`None`)."""
+        return nan_as_none(
+            {
+                'accuracy': self.accuracy,
+                'auc': self.auc,
+                'delta_sp': self.delta_sp,
+                'delta_eo': self.delta_eo,
+                'by_group': {g: asdict(m) for g, m in self.by_group.items()},
+            }
+        )
 
     def _rows(self) -> list[tuple[str, ...]]:
         def fmt(value: float) -> str:
@@ -180,20 +191,25 @@ def fairness_report(
     NaN AUC with a warning. Scores that all lie in :math:`[0, 1]` under the
     default threshold (probabilities, which it would call positive) give a
     warning, unless they are hard 0/1 predictions or :obj:`threshold=0` is
-    passed, which says they are logits.
+    passed, which says they are logits. Predictions of one class for every
+    evaluated node give a warning too: their gaps of 0 say nothing of
+    fairness.
 
     Args:
         pred (torch.Tensor): Scores for the positive class, :obj:`[N]` or
             :obj:`[N, 1]` logits (positive iff :obj:`score > threshold`), or
             two-class outputs :obj:`[N, 2]` (positive iff class 1 is the
-            argmax; the AUC uses the softmax probability of class 1).
+            argmax; the AUC ranks nodes by :obj:`pred[:, 1] - pred[:, 0]`,
+            the order of class 1's softmax probability).
         y (torch.Tensor): Labels in :math:`\{0, 1\}`; nodes with a negative
             label are never evaluated.
-        sens (torch.Tensor): The sensitive group of every node.
+        sens (torch.Tensor): The sensitive group of every node, the
+            integers :math:`0, \ldots, G - 1`, :obj:`[N]`.
         mask (torch.Tensor, optional): A boolean mask or an index tensor of the
-            nodes to evaluate. (default: :obj:`None`, all nodes)
+            nodes to evaluate, each once. (default: :obj:`None`, all nodes)
         threshold (float, optional): The decision threshold of one-column
-            scores. (default: :obj:`None`, the logits' threshold 0)
+            scores (an error with :obj:`[N, 2]` outputs). (default:
+            :obj:`None`, the logits' threshold 0)
         num_groups (int, optional): The number of groups (so that absent
             groups are reported). (default: :obj:`None`, inferred)
 
@@ -221,6 +237,7 @@ def fairness_report(
             f'{torch.unique(y).tolist()}'
         )
 
+    _warn_on_one_predicted_class(positive)
     auc = roc_auc(score, y)
     if math.isnan(auc):
         warnings.warn(
@@ -243,6 +260,19 @@ def fairness_report(
         ),
         by_group=by_group,
     )
+
+
+def _warn_on_one_predicted_class(positive: Tensor) -> None:
+    if positive.numel() > 1 and bool((positive == positive[0]).all()):
+        kind = 'positive' if bool(positive[0]) else 'negative'
+        warnings.warn(
+            f'Every evaluated node is predicted {kind}: the gaps are 0 (or '
+            f'NaN) because the classifier predicts one class, which says '
+            f'nothing of its fairness (check the threshold, and that '
+            f"'pred' holds logits or probabilities, not log-probabilities)",
+            OnePredictedClassWarning,
+            stacklevel=3,
+        )
 
 
 def _group_metrics(
@@ -276,7 +306,7 @@ def _group_metrics(
 
 
 def _mean(values: Tensor) -> float:
-    return values.float().mean().item() if values.numel() > 0 else float('nan')
+    return values.double().mean().item() if values.numel() else float('nan')
 
 
 def _gap(values: dict[int, float], name: str) -> float:

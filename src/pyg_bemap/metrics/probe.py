@@ -1,7 +1,8 @@
 r"""Can a probe read the sensitive attribute from node embeddings? A
 logistic-regression probe, its accuracy per bin of the share of a node's
 neighbours in its own group (the paper's evidence of bias amplification),
-and the base rate a probe that reads nothing reaches."""
+and, overall and per bin, the base rate a probe that reads nothing
+reaches."""
 
 import math
 from dataclasses import dataclass
@@ -29,21 +30,26 @@ LINE_STYLES = [
 @dataclass(frozen=True)
 class ProbeBin:
     r"""Probe accuracy on nodes whose majority-neighbour ratio lies in
-    :obj:`[lower, upper)` (the last bin includes 1).
+    :obj:`[lower, upper)` (the last bin includes 1), and the bin's base
+    rate: the accuracy there of a probe that reads nothing (the share of
+    the bin's nodes in the largest group of the probe's training nodes).
+    The groups' shares differ from bin to bin, so the base rate does too:
+    read the accuracy against it.
     """
 
     lower: float
     upper: float
     count: int
     accuracy: float
+    base_rate: float = math.nan
 
 
 @dataclass(frozen=True)
 class ProbeResult:
     r"""What :func:`sensitive_attribute_probe` returns: the probe's
     accuracy on the held-out nodes, per bin of the majority-neighbour ratio,
-    and the base rate, the accuracy of always guessing the largest group
-    (what a probe that reads nothing reaches)."""
+    and the base rate, the accuracy of always guessing the largest group of
+    the training nodes (what a probe that reads nothing reaches)."""
 
     accuracy: float
     bins: list[ProbeBin]
@@ -53,13 +59,16 @@ class ProbeResult:
         lines = [
             f'probe accuracy (held-out nodes): {self.accuracy:.4f} '
             f'(base rate {self.base_rate:.4f})',
-            'majority ratio     nodes  accuracy',
+            'majority ratio     nodes  accuracy  base rate',
         ]
         for b in self.bins:
-            acc = 'nan' if math.isnan(b.accuracy) else f'{b.accuracy:.4f}'
+            acc, base = (
+                'nan' if math.isnan(v) else f'{v:.4f}'
+                for v in (b.accuracy, b.base_rate)
+            )
             end = ']' if b.upper == 1.0 else ')'
             span = f'[{b.lower:.3g}, {b.upper:.3g}{end}'
-            lines.append(f'{span:<15}{b.count:>9}  {acc:>8}')
+            lines.append(f'{span:<15}{b.count:>9}  {acc:>8}  {base:>9}')
         return '\n'.join(lines)
 
     def plot(self, ax: Any = None, label: str | None = None) -> Any:
@@ -69,7 +78,7 @@ class ProbeResult:
         and colour (distinct in greyscale); labels go in a legend beside
         the axes. The first probe drawn writes each bin's node count along
         the bottom (the bins hold the same nodes for every probe of one
-        graph) and marks its base rate with a dotted line.
+        graph) and draws the bins' base rates as a dotted grey line.
         """
         try:
             import matplotlib.pyplot as plt
@@ -100,19 +109,19 @@ class ProbeResult:
                     fontsize=7,
                     color='dimgrey',
                 )
-        if not math.isnan(self.base_rate) and first:
-            ax.axhline(
-                self.base_rate,
+        if first:
+            ax.plot(
+                centres,
+                [b.base_rate for b in self.bins],
                 color='grey',
                 linestyle=':',
                 linewidth=1,
-                label=f'base rate {self.base_rate:.2f}',
+                label='base rate (a probe that reads nothing)',
             )
         ax.set_xlabel('share of neighbours in the own group')
         ax.set_ylabel('sensitive-attribute probe accuracy')
         ax.set_ylim(0, 1.05)
-        if label is not None or not math.isnan(self.base_rate):
-            ax.legend(loc='upper left', bbox_to_anchor=(1.02, 1))
+        ax.legend(loc='upper left', bbox_to_anchor=(1.02, 1))
         return ax
 
 
@@ -132,6 +141,10 @@ def sensitive_attribute_probe(
     nodes, overall and binned by each node's majority-neighbour ratio (equal
     width bins of the share of neighbours in the node's own group), as in the
     paper's evidence that message passing leaks the sensitive attribute.
+    Each accuracy comes with its base rate, that of a probe that reads
+    nothing (always the largest group of its training nodes): the groups'
+    shares differ between bins, so a curve that rises with the ratio shows
+    leakage only where it stands above its bins' base rates.
 
     Args:
         h (torch.Tensor): Node embeddings, shape :obj:`[N, d]`.
@@ -164,23 +177,25 @@ def sensitive_attribute_probe(
     pred = _fit_logistic(
         h.detach().float(), sens, num_groups, train, epochs, lr, gen
     )[test]
+    largest = torch.bincount(sens[train], minlength=num_groups).argmax()
+    guessed = (sens[test] == largest).double()  # a probe that reads nothing
     correct, ratio = (pred == sens[test]).double(), ratio[test]
-    bins = _binned_accuracy(correct, ratio, num_bins)
-    held_out = torch.bincount(sens[test], minlength=num_groups)
-    base_rate = held_out.max().item() / max(test.numel(), 1)
     return ProbeResult(
-        accuracy=correct.mean().item(), bins=bins, base_rate=base_rate
+        accuracy=correct.mean().item(),
+        bins=_binned_accuracy(correct, guessed, ratio, num_bins),
+        base_rate=guessed.mean().item(),
     )
 
 
 def _binned_accuracy(
-    correct: Tensor, ratio: Tensor, num_bins: int
+    correct: Tensor, guessed: Tensor, ratio: Tensor, num_bins: int
 ) -> list[ProbeBin]:
-    r"""The accuracy over the nodes of every bin :math:`[k/B, (k+1)/B)` of
-    the ratio (the last one including 1; nodes without neighbours, whose
-    ratio is NaN, in none). The edges are the float64 values of
-    :math:`k/B`, so a ratio equal to an edge, such as 3/10, lies in the bin
-    that starts there."""
+    r"""The accuracy of the probe (:obj:`correct`) and of the guess of the
+    largest group (:obj:`guessed`) over the nodes of every bin
+    :math:`[k/B, (k+1)/B)` of the ratio (the last one including 1; nodes
+    without neighbours, whose ratio is NaN, in none). The edges are the
+    float64 values of :math:`k/B`, so a ratio equal to an edge, such as
+    3/10, lies in the bin that starts there."""
     edges = [k / num_bins for k in range(num_bins + 1)]
     has_ratio = ~ratio.isnan()
     index = torch.bucketize(
@@ -189,12 +204,18 @@ def _binned_accuracy(
         right=True,
     )
     count = torch.bincount(index, minlength=num_bins)
-    hits = torch.bincount(index, correct[has_ratio], minlength=num_bins)
-    accuracy = hits / count  # NaN for an empty bin
+    accuracy, base_rate = (
+        torch.bincount(index, hit[has_ratio], minlength=num_bins) / count
+        for hit in (correct, guessed)
+    )  # NaN for an empty bin
     return [
-        ProbeBin(lower, upper, int(n), float(acc))
-        for lower, upper, n, acc in zip(
-            edges[:-1], edges[1:], count.tolist(), accuracy.tolist()
+        ProbeBin(lower, upper, int(n), float(acc), float(base))
+        for lower, upper, n, acc, base in zip(
+            edges[:-1],
+            edges[1:],
+            count.tolist(),
+            accuracy.tolist(),
+            base_rate.tolist(),
         )
     ]
 

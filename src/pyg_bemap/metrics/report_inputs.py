@@ -32,8 +32,16 @@ def scores_and_predictions(
             'outputs (e.g. a diverged training run)'
         )
     if pred.dim() == 2 and pred.size(1) == 2:
-        pred = pred.float()
-        return pred.softmax(dim=-1)[:, 1], pred.argmax(dim=-1) == 1
+        if threshold is not None:
+            raise ValueError(
+                "'threshold' applies to one-column scores; two-class outputs "
+                '[N, 2] are positive where class 1 is the larger. Leave out '
+                "'threshold', or pass 'pred[:, 1] - pred[:, 0]' with it"
+            )
+        # the margin ranks nodes as class 1's softmax probability does,
+        # without that probability's rounding to 1 in confident outputs
+        pred = pred.double()
+        return pred[:, 1] - pred[:, 0], pred.argmax(dim=-1) == 1
     if pred.dim() == 2 and pred.size(1) == 1:
         pred = pred.view(-1)
     if pred.dim() != 1:
@@ -97,35 +105,46 @@ def binary_labels(y: Tensor, num_nodes: int) -> Tensor:
 
 
 def selected_nodes(
-    mask: Tensor | None, num_nodes: int, device: torch.device
+    mask: Tensor | None,
+    num_nodes: int,
+    device: torch.device,
+    name: str = "'mask'",
 ) -> Tensor:
+    r"""The boolean mask of the nodes that :obj:`mask` selects (all of them
+    if :obj:`None`): a boolean mask, or node indices naming each node once;
+    errors call it :obj:`name`."""
     if mask is None:
         return torch.ones(num_nodes, dtype=torch.bool, device=device)
     if not isinstance(mask, Tensor):
         raise ValueError(
-            f"'mask' must be a torch.Tensor (got {type(mask).__name__})"
+            f'{name} must be a torch.Tensor (got {type(mask).__name__})'
         )
     if mask.dtype == torch.uint8:
         raise ValueError(
-            "'mask' is a torch.uint8 tensor, which is ambiguous (a mask or "
-            "node indices); pass a boolean mask ('mask.bool()') or "
-            "indices ('mask.long()')"
+            f'{name} is a torch.uint8 tensor, which is ambiguous (a mask or '
+            "node indices); pass a boolean mask ('.bool()') or "
+            "indices ('.long()')"
         )
     if mask.dtype == torch.bool:
         if mask.shape != (num_nodes,):
             raise ValueError(
-                f"A boolean 'mask' must have shape [{num_nodes}] "
-                f'(got {list(mask.shape)})'
+                f'A boolean {name} must have shape [{num_nodes}] '
+                f'(got {list(mask.shape)}); pass one split at a time'
             )
         return mask
     if mask.is_floating_point() or mask.dim() != 1:
         raise ValueError(
-            "'mask' must be a boolean mask or a 1-D tensor of node indices"
+            f'{name} must be a boolean mask or a 1-D tensor of node indices'
         )
     if mask.numel() > 0 and (
         int(mask.min()) < -num_nodes or int(mask.max()) >= num_nodes
     ):
-        raise ValueError(f"'mask' holds node indices outside [0, {num_nodes})")
+        raise ValueError(f'{name} holds node indices outside [0, {num_nodes})')
     selected = torch.zeros(num_nodes, dtype=torch.bool, device=device)
     selected[mask] = True
+    if int(selected.sum()) != mask.numel():
+        raise ValueError(
+            f'{name} names a node more than once; pass each node once '
+            f"(e.g. '.unique()')"
+        )
     return selected

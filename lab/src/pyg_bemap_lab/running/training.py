@@ -18,7 +18,11 @@ from torch_geometric.data import Data
 from torch_geometric.utils import to_torch_csr_tensor
 
 from pyg_bemap import BeMapEdgeIndex, balanced_edge_sample, get_bemap
-from pyg_bemap.metrics import FairnessReport, fairness_report
+from pyg_bemap.metrics import (
+    FairnessReport,
+    OnePredictedClassWarning,
+    fairness_report,
+)
 from pyg_bemap.rules import STRATEGIES
 from pyg_bemap_lab.methods import METHODS
 from pyg_bemap_lab.names import TRAIN_EPOCHS, TRAIN_PATIENCE
@@ -57,11 +61,17 @@ class History:
         loss = torch.nn.functional.binary_cross_entropy_with_logits(
             out[val], data.y[val].float()
         )
-        report = fairness_report(out, data.y, data.s, mask=val, threshold=0)
-        values = (float(loss), *_metrics(report), positive_share(report))
+        with warnings.catch_warnings():  # the lab flags them: degenerate.py
+            warnings.simplefilter('ignore', OnePredictedClassWarning)
+            report = fairness_report(
+                out, data.y, data.s, mask=val, threshold=0
+            )
+            values = (float(loss), *_metrics(report), positive_share(report))
+            report = fairness_report(
+                out, data.y, data.s, mask=test, threshold=0
+            )
         for key, value in zip(CURVE_METRICS, values):
             self.val[key].append(value)
-        report = fairness_report(out, data.y, data.s, mask=test, threshold=0)
         self.test.append(report)
 
     def pick(self, rule: str, budget: float | None = None) -> int | None:
