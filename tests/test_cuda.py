@@ -27,7 +27,11 @@ from tests.reference import (
     reference_balance,
     reference_counts,
 )
-from tests.rules.test_draw import assert_successive_sampling, star_graph
+from tests.rules.test_draw import (
+    assert_successive_sampling,
+    assert_ties_fall_to_the_input_order,
+    star_graph,
+)
 from tests.test_candidates import CANDIDATES, candidate, needs_triton
 
 pytestmark = pytest.mark.cuda
@@ -336,3 +340,8 @@ def test_a_candidate_replays_the_draw_of_its_seed_without_syncs(
     plain = edges.as_tensor().cpu()
     for mask in again:
         assert_rule_4(plain, mask.cpu(), data.s.cpu(), beta=0.5)
+
+
+def test_tied_keys_fall_to_the_input_order_on_the_gpu():
+    # the GPU's own layout (rows padded to powers of two, a tail) and sorts
+    assert_ties_fall_to_the_input_order('cuda')

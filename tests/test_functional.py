@@ -49,3 +49,21 @@ def test_the_carried_path_checks_nothing_again_but_edits(monkeypatch):
     data.s[0] = 1 - data.s[0]  # the groups the scores describe changed
     with pytest.raises(ValueError, match="'s' was modified in place"):
         balanced_edge_sample(data.edge_index, data.s, data.bemap_balance)
+
+
+def test_each_strategy_draws_with_its_own_weights_from_the_carrier():
+    data = BalanceAwareSampling()(random_graph(60, 600, 2, 0))
+    plain = data.edge_index.as_tensor()
+    balanced_edge_sample(data.edge_index, data.s, data.bemap_balance)
+    for strategy in ('degree', 'uniform', 'balance'):
+        masks = [
+            balanced_edge_sample(
+                edges,
+                data.s,
+                data.bemap_balance,
+                strategy=strategy,
+                generator=torch.Generator().manual_seed(5),
+            )[1]
+            for edges in (data.edge_index, plain)  # carried and stateless
+        ]
+        assert torch.equal(masks[0], masks[1])

@@ -31,6 +31,8 @@ def test_one_plan_per_draw_key(sampler):
     plan = sampler.plan(SamplerSettings())
     assert sampler.plan(SamplerSettings(num_hops=3, delta=0.5)) is plan
     assert sampler.plan(SamplerSettings(beta=0.5)) is not plan
+    for strategy in ('degree', 'uniform'):  # other weights, other plans
+        assert sampler.plan(SamplerSettings(strategy=strategy)) is not plan
 
 
 def test_the_sampler_imports_nothing_of_layouts_or_gcn():

@@ -476,26 +476,35 @@ def test_a_padded_plan_lays_segments_in_rows_of_powers_of_two(monkeypatch):
 @pytest.mark.parametrize('layout', LAYOUTS)
 def test_tied_keys_fall_to_the_input_order(monkeypatch, layout):
     use_layout(monkeypatch, layout)
-    data = random_graph(80, 2000, 2, seed=3)
-    grouping = group_edges(data.edge_index, data.s, 2)
-    plan = sampling_plan(
-        data.edge_index, grouping, data.s, torch.ones(80), 0.25, 4, 'uniform'
-    )
+    plan = assert_ties_fall_to_the_input_order('cpu')
     assert (len(plan.blocks) > 0) == (layout != 'tail')
+
+
+def assert_ties_fall_to_the_input_order(device):
+    r"""Draws keys with many ties on :obj:`device` and checks that every
+    segment keeps its quota of smallest (key, input edge); returns the
+    plan (``tests/test_cuda.py`` runs it on the GPU's own layout)."""
+    data = random_graph(80, 2000, 2, seed=3).to(device)
+    grouping = group_edges(data.edge_index, data.s, 2)
+    ones = torch.ones(80, device=device)
+    plan = sampling_plan(
+        data.edge_index, grouping, data.s, ones, 0.25, 4, 'uniform'
+    )
     # keys from 4 values: most segments hold ties; padding's keys are +inf
     gen = torch.Generator().manual_seed(0)
     key = torch.randint(4, (plan.edge_id.numel(),), generator=gen).float()
     padding = torch.zeros_like(key, dtype=torch.bool)
     if plan.key_scale is not None:
-        padding = plan.key_scale.isinf()
+        padding = plan.key_scale.isinf().cpu()
     key[padding] = torch.inf
-    order = sampling_module._order_in_segments(plan, key)
-    kept = plan.edge_id[order[plan.keep] & sampling_module._SLOT_MASK]
+    order = sampling_module._order_in_segments(plan, key.to(device))
+    kept = plan.edge_id[order[plan.keep] & sampling_module._SLOT_MASK].cpu()
     # reference: in every segment, the quota smallest (key, input edge)
-    edge_id, key = plan.edge_id[~padding], key[~padding]
+    edge_id, keep = plan.edge_id.cpu()[~padding], plan.keep.cpu()
+    key, data = key[~padding], data.cpu()
     src, dst = data.edge_index[:, edge_id]
     segment = dst * 2 + data.s[src]
-    quota = Counter(segment[plan.keep - padding.cumsum(0)[plan.keep]].tolist())
+    quota = Counter(segment[keep - padding.cumsum(0)[keep]].tolist())
     ranked = np.lexsort((edge_id, key, segment))
     place = Counter()
     expected = []
@@ -505,3 +514,17 @@ def test_tied_keys_fall_to_the_input_order(monkeypatch, layout):
             expected.append(int(edge_id[i]))
         place[g] += 1
     assert sorted(kept.tolist()) == sorted(expected)
+    return plan
+
+
+def test_every_draw_of_one_plan_keeps_its_size():
+    data = random_graph(80, 2000, 2, seed=4)
+    grouping = group_edges(data.edge_index, data.s, 2)
+    plan = sampling_plan(
+        data.edge_index, grouping, data.s, torch.rand(80) + 0.1, 0.5, 2,
+        'balance',
+    )  # fmt: skip
+    gen = torch.Generator().manual_seed(0)
+    masks = [sampling_module.draw_edge_mask(plan, gen) for _ in range(3)]
+    assert [int(m.sum()) for m in masks] == [plan.num_kept] * 3
+    assert not torch.equal(masks[0], masks[1])

@@ -53,6 +53,7 @@ def test_sensitive_groups_does_not_modify_input():
         (torch.tensor([0, 1, 1], dtype=torch.complex64), None, 'real'),
         (torch.tensor([0.0, 1e20, 1.0]), None, r'values of 2\*\*62 or'),
         (torch.tensor([0, 1, 0, 1]), None, "set 'data.num_nodes'"),
+        (torch.tensor([1, 2, 2]), None, 'without members'),  # no group 0
     ],
 )
 def test_sensitive_groups_rejects_bad_input(sens, num_groups, match):

@@ -67,3 +67,22 @@ def test_mini_batches_use_full_graph_scores_and_obey_rule_4():
         assert_rule_4(plain, mask, batch.s)
         if step == 3:
             break
+
+
+def test_a_batch_of_one_group_keeps_the_full_graphs_groups():
+    from torch_geometric.data import Data
+
+    full = BalanceAwareSampling()(
+        Data(
+            edge_index=torch.tensor([[0, 1, 2, 3], [1, 2, 3, 0]]),
+            s=torch.tensor([0, 1, 1, 1]),
+        )
+    )
+    batch = Data(  # nodes 1 and 2: group 1 alone
+        edge_index=torch.tensor([[0, 1], [1, 0]]),
+        s=full.s[1:3],
+        bemap_balance=full.bemap_balance[1:3],
+        bemap_count=full.bemap_count[1:3],
+        num_nodes=2,
+    )
+    assert AttachBeMap()(batch).edge_index.bemap.num_groups == 2
