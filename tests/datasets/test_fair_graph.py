@@ -1,4 +1,5 @@
 import dataclasses
+import hashlib
 import lzma
 import os
 import os.path as osp
@@ -16,7 +17,7 @@ from pyg_bemap.datasets import (
     specs,
     split_masks,
 )
-from pyg_bemap.datasets.fair_graph import scale_features
+from pyg_bemap.datasets.fair_graph import PROCESSED_FORMAT, scale_features
 from pyg_bemap.datasets.raw_files import git_blob_id
 
 SHARED = osp.join(
@@ -318,12 +319,77 @@ def test_the_processed_file_appears_whole_or_not_at_all(tmp_path, monkeypatch):
     monkeypatch.setattr(FairGraphDataset, 'save', staticmethod(cut_off))
     with pytest.raises(OSError, match='disk full'):
         FairGraphDataset(str(tmp_path), 'nba', log=False)
-    assert os.listdir(tmp_path / 'nba' / 'processed') == []
+    processed = tmp_path / 'nba' / 'processed'
+    assert not [p for p in processed.rglob('*') if p.is_file()]
     monkeypatch.undo()
     nba = FairGraphDataset(str(tmp_path), 'nba', log=False)
     assert nba[0].num_nodes == EXPECTED['nba'][0]
-    assert sorted(os.listdir(tmp_path / 'nba' / 'processed')) == [
-        osp.basename(nba.processed_paths[0]),
+    assert sorted(os.listdir(osp.dirname(nba.processed_paths[0]))) == [
+        'data.pt',
         'pre_filter.pt',
         'pre_transform.pt',
     ]
+
+
+def test_each_variant_checks_its_own_pre_transform(tmp_path):
+    # one pre_transform.pt for every variant recorded the last one built,
+    # so a graph built with a pre_transform was read without one silently
+    import torch_geometric.transforms as T
+
+    root = str(tmp_path)
+    normalised = T.NormalizeFeatures()
+    FairGraphDataset(root, 'nba', split_seed=0, pre_transform=normalised)
+    FairGraphDataset(root, 'nba', split_seed=1)
+    with pytest.warns(UserWarning, match='pre_transform'):
+        FairGraphDataset(root, 'nba', split_seed=0)
+    again = FairGraphDataset(root, 'nba', split_seed=1)[0]
+    assert float(again.x.min()) < 0  # its own, unnormalised graph
+
+
+def test_processed_files_take_the_umask_permissions(tmp_path):
+    old = os.umask(0o022)
+    try:
+        nba = FairGraphDataset(str(tmp_path), 'nba', log=False)
+    finally:
+        os.umask(old)
+    assert os.stat(nba.processed_paths[0]).st_mode & 0o777 == 0o644
+
+
+def test_the_repr_shows_every_option(tmp_path):
+    nba = FairGraphDataset(str(tmp_path), 'nba', keep_sensitive=True)
+    assert repr(nba) == (
+        'FairGraphDataset(nba, split_seed=0, label_budget=None, '
+        "split='random', keep_sensitive=True, feature_norm=True)"
+    )
+
+
+#: The digest of every graph :meth:`FairGraphDataset.process` gives, with
+#: default options, at :obj:`PROCESSED_FORMAT`: a change to the graphs
+#: must raise the format (so that no older processed file is read) and
+#: record their digests here.
+DIGESTS = {
+    'nba': 'e83f2478c36d49b3',
+    'german': '17f8600d19be9e7f',
+    'recidivism': 'c9ea60a214644284',
+    'credit': '7165ca86abefce84',
+}
+
+
+def graph_digest(data):
+    digest = hashlib.sha256()
+    for key in ('x', 'edge_index', 'y', 's', 'train_mask', 'val_mask'):
+        digest.update(data[key].contiguous().numpy().tobytes())
+    digest.update(data.test_mask.numpy().tobytes())
+    return digest.hexdigest()[:16]
+
+
+@pytest.mark.parametrize('name', list(DIGESTS))
+def test_the_processed_format_names_the_graphs_it_gives(tmp_path, name):
+    if name != 'nba' and not osp.isdir(SHARED):
+        pytest.skip('needs ../shared/datasets')
+    data = FairGraphDataset(with_raw(str(tmp_path), name), name)[0]
+    assert PROCESSED_FORMAT == 2, "record the new format's digests below"
+    assert graph_digest(data) == DIGESTS[name], (
+        f'the processed {name} graph changed: raise PROCESSED_FORMAT in '
+        f'datasets/fair_graph.py and record the new digests in DIGESTS'
+    )

@@ -5,6 +5,7 @@ import pytest
 import torch
 
 from pyg_bemap.datasets import FairGraphDataset
+from pyg_bemap.datasets.fair_graph import PROCESSED_FORMAT
 from pyg_bemap.datasets.reference_splits import (
     labelled_split,
     per_class_split,
@@ -129,8 +130,24 @@ def test_per_class_reference_splits_of_the_real_graphs(tmp_path, name, sizes):
     for mask in masks[:1]:
         assert int((data.y[mask] == 0).sum()) == int((data.y[mask] == 1).sum())
     assert bool((torch.stack(masks).sum(0) <= 1).all())
-    assert osp.basename(
+    folder = osp.dirname(
         FairGraphDataset(
             str(tmp_path), name, split='reference'
         ).processed_paths[0]
-    ).startswith('data_reference20_budget')
+    )
+    assert osp.basename(folder).startswith(
+        f'format{PROCESSED_FORMAT}_reference20_budget'
+    )
+
+
+def test_a_per_class_budget_below_2_is_refused(tmp_path):
+    # it trains label_budget // 2 nodes of each class: none with 1
+    y = torch.tensor([0, 1] * 20)
+    with pytest.raises(ValueError, match="none with 'label_budget=1'"):
+        per_class_split(y, 1)
+    assert int(per_class_split(y, 2)[0].sum()) == 2
+    with pytest.raises(ValueError, match='pass at least 2'):
+        FairGraphDataset(str(tmp_path), 'german', 1, 1, split='reference')
+    assert not list(tmp_path.iterdir())
+    nba = FairGraphDataset(str(tmp_path), 'nba', label_budget=1)[0]
+    assert int(nba.train_mask.sum()) == 1  # no classes to halve it

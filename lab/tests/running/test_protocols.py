@@ -5,6 +5,7 @@ import statistics
 
 import pytest
 
+from pyg_bemap.datasets.fair_graph import PROCESSED_FORMAT
 from pyg_bemap_lab.cli import main
 from pyg_bemap_lab.io.store import RunStore, run_key
 from pyg_bemap_lab.reporting.tables import comparisons, protocol_report
@@ -224,9 +225,9 @@ def test_workers_find_their_datasets_processed(tmp_path, monkeypatch):
     monkeypatch.setattr(execution.multiprocessing, 'get_context', get_context)
     with pytest.raises(NoWorkers):
         list(execution._execute(TINY, root, todo, jobs=2))
-    assert {name for name in found if name.startswith('data_')} == {
-        'data_random0_budgetall_sens0_norm1.pt',
-        'data_random0_budgetall_sens0_norm0.pt',
+    assert set(found) == {
+        f'format{PROCESSED_FORMAT}_random0_budgetall_sens0_norm1',
+        f'format{PROCESSED_FORMAT}_random0_budgetall_sens0_norm0',
     }
 
 

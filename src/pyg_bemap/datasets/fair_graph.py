@@ -5,7 +5,7 @@ import io
 import os
 import os.path as osp
 import shutil
-import tempfile
+import uuid
 from collections.abc import Callable
 
 import numpy as np
@@ -22,10 +22,20 @@ from pyg_bemap.datasets.raw_files import (
     read_table,
     read_verified,
 )
-from pyg_bemap.datasets.reference_splits import REFERENCE_SEED, reference_split
+from pyg_bemap.datasets.reference_splits import (
+    REFERENCE_SEED,
+    check_per_class_budget,
+    reference_split,
+)
 from pyg_bemap.datasets.specs import ALIASES, BUNDLED_DIR, SPECS
 from pyg_bemap.datasets.splits import check_label_budget, split_masks
 from pyg_bemap.infra.checks import check_seed
+
+#: The version of what :meth:`FairGraphDataset.process` makes of the raw
+#: files, part of every processed folder's name: raise it with any change to
+#: the graphs it gives (``tests/datasets/test_fair_graph.py`` pins a digest
+#: of them to it), so files of an older version are never read.
+PROCESSED_FORMAT = 2
 
 
 class FairGraphDataset(InMemoryDataset):
@@ -139,6 +149,9 @@ class FairGraphDataset(InMemoryDataset):
         split_seed = check_seed('split_seed', split_seed)
         if label_budget is not None:
             label_budget = check_label_budget(label_budget, " or 'reference'")
+            per_class = SPECS[key].reference_split == 'per_class'
+            if split == 'reference' and per_class:
+                check_per_class_budget(label_budget)
         self.name = key
         self.spec = SPECS[key]
         self.split_seed = split_seed
@@ -168,7 +181,15 @@ class FairGraphDataset(InMemoryDataset):
 
     @property
     def processed_dir(self) -> str:
-        return osp.join(self.root, self.name, 'processed')
+        # a folder per variant, so that PyG's check of the pre_transform
+        # (its pre_transform.pt sits beside the graph) is the graph's own
+        budget = self.label_budget or 'all'
+        variant = (
+            f'format{PROCESSED_FORMAT}_{self.split}{self.split_seed}_budget'
+            f'{budget}_sens{int(self.keep_sensitive)}_norm'
+            f'{int(self.feature_norm)}'
+        )
+        return osp.join(self.root, self.name, 'processed', variant)
 
     @property
     def raw_file_names(self) -> list[str]:
@@ -181,11 +202,7 @@ class FairGraphDataset(InMemoryDataset):
 
     @property
     def processed_file_names(self) -> str:
-        budget = self.label_budget or 'all'
-        return (
-            f'data_{self.split}{self.split_seed}_budget{budget}_sens'
-            f'{int(self.keep_sensitive)}_norm{int(self.feature_norm)}.pt'
-        )
+        return 'data.pt'
 
     def download(self) -> None:
         files = (self.spec.node_file, self.spec.edge_file)
@@ -236,9 +253,13 @@ class FairGraphDataset(InMemoryDataset):
 
     def _save_whole(self, data: Data) -> None:
         # Whole or not at all: processes that read the graph while another
-        # one writes it (the workers of a fresh root) never see half a file
-        handle, partial = tempfile.mkstemp('.part', dir=self.processed_dir)
-        os.close(handle)
+        # one writes it (the workers of a fresh root) never see half a file.
+        # Created with the umask's permissions (mkstemp's are the owner's
+        # alone), so a shared root serves every user of it.
+        partial = osp.join(
+            self.processed_dir, f'.{os.getpid()}.{uuid.uuid4().hex}.part'
+        )
+        os.close(os.open(partial, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
         try:
             self.save([data], partial)
             os.replace(partial, self.processed_paths[0])
@@ -320,7 +341,8 @@ class FairGraphDataset(InMemoryDataset):
         return (
             f'{self.__class__.__name__}({self.name}, split_seed='
             f'{self.split_seed}, label_budget={self.label_budget}, '
-            f'split={self.split!r})'
+            f'split={self.split!r}, keep_sensitive={self.keep_sensitive}, '
+            f'feature_norm={self.feature_norm})'
         )
 
 

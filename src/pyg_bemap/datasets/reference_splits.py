@@ -40,6 +40,7 @@ def per_class_split(
         The boolean masks :obj:`(train, val, test)`.
     """
     _check(y, label_budget)
+    check_per_class_budget(label_budget)
     rng = random.Random(seed)
     parts: tuple[list[int], list[int], list[int]] = ([], [], [])
     for label in (0, 1):
@@ -50,6 +51,18 @@ def per_class_split(
         parts[1].extend(nodes[half:three_quarters])
         parts[2].extend(nodes[three_quarters:])
     return _masks(y, parts)
+
+
+def check_per_class_budget(label_budget: int) -> None:
+    r"""Raises unless :obj:`label_budget` leaves each class a training
+    node in :func:`per_class_split` (which trains
+    :math:`\lfloor b / 2 \rfloor` of each)."""
+    if label_budget < 2:
+        raise ValueError(
+            f'The per-class split trains label_budget // 2 nodes of each '
+            f"class, none with 'label_budget={label_budget}': pass at "
+            f'least 2'
+        )
 
 
 def labelled_split(

@@ -39,8 +39,11 @@ def biased_sbm(
 
     Args:
         num_nodes (int, optional): The number of nodes. (default: :obj:`2000`)
-        avg_degree (float, optional): The mean number of neighbours.
-            (default: :obj:`20.0`)
+        avg_degree (float, optional): The mean number of neighbours drawn
+            per node; self-loops and repeated pairs among the draws are
+            dropped, so the graph's mean degree is lower on dense or small
+            graphs (and where an empty group turns cross-group draws into
+            self-loops). (default: :obj:`20.0`)
         homophily (float, optional): Probability that an edge stays inside a
             group. (default: :obj:`0.8`)
         minority_share (float, optional): Share of nodes in group 1.
