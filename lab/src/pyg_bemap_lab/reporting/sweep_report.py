@@ -150,7 +150,10 @@ def sweep_summary(
                 f'; without degenerate runs ({choice.healthy["sp"].seeds} '
                 f'paired seeds): {_differences(choice.healthy)}'
             )
-        text += ' (* where the 95 % interval excludes 0 and p < 0.05).'
+        text += (
+            ' (* where the 95 % percentile-bootstrap interval, narrower '
+            'than 95 % with few seeds, excludes 0 and p < 0.05).'
+        )
         lines += textwrap.wrap(text, width)
     return '\n'.join(lines)
 
