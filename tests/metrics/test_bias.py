@@ -8,7 +8,12 @@ from torch_geometric.utils import (
     stochastic_blockmodel_graph,
 )
 
-from pyg_bemap import BalanceAwareSampling, BeMapConv, balanced_edge_sample
+from pyg_bemap import (
+    BalanceAwareSampling,
+    BeMapConv,
+    balanced_edge_sample,
+    to_bemap,
+)
 from pyg_bemap.datasets import biased_sbm
 from pyg_bemap.metrics import (
     distance_bias,
@@ -156,3 +161,25 @@ def test_a_centroid_gap_with_one_group_present_is_nan_with_a_warning():
         out = distance_bias(h, torch.zeros(5, dtype=torch.long), num_groups=2)
     assert math.isnan(out.centroid_gap)
     assert out.bias > 0
+
+
+@pytest.mark.parametrize('seeded', [True, False], ids=['generator', 'global'])
+def test_measuring_sampled_bias_changes_nothing_of_training(seeded):
+    data = BalanceAwareSampling()(biased_sbm(num_nodes=300, avg_degree=12))
+
+    def second_step(measure):
+        torch.manual_seed(0)
+        generator = torch.Generator().manual_seed(9) if seeded else None
+        model = to_bemap(GCNConv(data.num_features, 2), generator=generator)
+        model.train()
+        model(data.x, data.edge_index)  # a training step
+        if measure:
+            layerwise_distance_bias(
+                model, data.x, data.edge_index, data.s, sampled=True
+            )
+        return model(data.x, data.edge_index), torch.rand(3)
+
+    (before, after) = second_step(False), second_step(True)
+    assert torch.equal(before[0], after[0]) and torch.equal(
+        before[1], after[1]
+    )

@@ -116,6 +116,36 @@ def test_a_pass_is_a_call_of_the_outermost_module(data):
     assert outer.left.first.conv.seen[-1] not in outer.right.first.conv.seen
 
 
+def test_each_generator_alone_decides_the_samples_of_its_layers(data):
+    # a model of layers with their own generators beside one of another
+    # generator, in one call: it drew from the first's generator before
+    def outer(seed, *models):
+        modules = torch.nn.ModuleList(models)
+
+        class Outer(torch.nn.Module):
+            def forward(self, x, edge_index):
+                return [m(x, edge_index) for m in modules]
+
+        torch.manual_seed(seed)
+        return Outer()(data.x, data.edge_index)
+
+    def model(seed):
+        generator = torch.Generator().manual_seed(seed)
+        layers = TwoLayers()
+        for name in ('first', 'second'):
+            setattr(layers, name, BeMapConv(Recorder(), generator=generator))
+        return layers
+
+    alone, beside = model(2), model(2)
+    outer(0, alone)
+    outer(1, model(1), beside)
+    assert passes(alone) == passes(beside)
+    assert_one_fresh_sample_per_pass(beside, 1)  # one generator, one sample
+    plain, other = TwoLayers(), model(2)  # no generator: the global seed
+    outer(0, plain, other)
+    assert passes(plain) != passes(other)
+
+
 def test_a_leftover_sample_is_never_reused():
     def losses(model, before=None):
         data = BalanceAwareSampling()(random_graph(60, 600, 2, 0))  # fresh

@@ -6,7 +6,7 @@ from pyg_bemap.datasets import biased_sbm
 from pyg_bemap.metrics import fairness_report
 from pyg_bemap_lab import METHODS, RunConfig, Trainer, train
 from pyg_bemap_lab.running.provenance import provenance
-from pyg_bemap_lab.running.training import train_run
+from pyg_bemap_lab.running.training import RandomStream, train_run
 from pyg_bemap_lab.selection import DEFAULT_RULE, STORED_RULES
 
 
@@ -99,3 +99,17 @@ def test_the_stored_record_of_a_run(data):
     cores = torch.get_num_threads()
     assert 0 < record['cpu_seconds'] <= record['seconds'] * cores + 0.1
     assert record['software'] == provenance()  # what it was made with
+
+
+def test_a_random_stream_seeds_no_device_it_does_not_restore(monkeypatch):
+    # torch.manual_seed also seeds every GPU (at once, or when CUDA starts),
+    # which the stream's fork of the CPU alone would not restore
+    seeded = []
+    monkeypatch.setattr(torch.cuda, 'manual_seed_all', seeded.append)
+    state = torch.get_rng_state()
+    stream = RandomStream(1234, torch.device('cpu'))
+    with stream:
+        first = torch.rand(3)
+    assert seeded == [] and torch.equal(torch.get_rng_state(), state)
+    torch.manual_seed(1234)
+    assert torch.equal(first, torch.rand(3))  # the seed's own stream

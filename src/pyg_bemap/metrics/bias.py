@@ -139,7 +139,9 @@ def layerwise_distance_bias(
     The model runs in evaluation mode under :func:`torch.no_grad`. With
     :obj:`sampled=True`, its :class:`~pyg_bemap.BeMapConv` layers run in
     training mode (on one fair neighbourhood) while everything else, e.g.
-    dropout, stays in evaluation mode. The modes are restored afterwards.
+    dropout, stays in evaluation mode. The modes are restored afterwards,
+    and so is every random state the call draws from (torch's and the
+    layers' generators): measuring during training changes nothing of it.
 
     Args:
         model (torch.nn.Module): The model, called as
@@ -167,19 +169,27 @@ def layerwise_distance_bias(
         for n in names
     ]
     modes = {m: m.training for m in model.modules()}
+    generators = {
+        id(g): (g, g.get_state())
+        for m in model.modules()
+        if isinstance(m, BeMapConv) and (g := m.generator) is not None
+    }
+    devices = [x.device] if x.device.type == 'cuda' else []
     try:
         model.eval()
         if sampled:
             for module in model.modules():
                 if isinstance(module, BeMapConv):
                     module.train()
-        with torch.no_grad():
+        with torch.no_grad(), torch.random.fork_rng(devices):
             model(x, edge_index)
     finally:
         for handle in handles:
             handle.remove()
         for module, mode in modes.items():
             module.training = mode
+        for generator, state in generators.values():
+            generator.set_state(state)
     result = [('input', distance_bias(x, sens))]
     return result + [
         (n, distance_bias(outputs[n], sens)) for n in names if n in outputs

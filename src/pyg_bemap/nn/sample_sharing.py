@@ -3,9 +3,11 @@ r"""Which fair neighbourhood a training call of a
 
 **A pass is one call of the outermost** :class:`torch.nn.Module` **on the
 calling thread's stack, and all BeMap layers of a pass share one sample**
-(per graph and sampler setting). The first training call of a pass draws
-it, from a seed that its layer's :obj:`generator` gives, or else torch's
-default CPU generator. A layer called on its own is a pass of its own.
+(per graph, sampler setting and generator: layers given different
+:obj:`generator` objects draw apart, so each generator alone decides the
+samples of its layers). The first training call of a pass draws it, from
+a seed that its layer's :obj:`generator` gives, or else torch's default
+CPU generator. A layer called on its own is a pass of its own.
 
 So every call of a model, written by hand or prepared by
 :func:`~pyg_bemap.to_bemap`, uses one sample in all its layers, a layer
@@ -102,7 +104,7 @@ def pass_sample(
     """
     ticket = draw_seed()
     passes = sampler.per_thread.__dict__.setdefault('passes', {})
-    key = settings.draw_key
+    key = (settings.draw_key, None if generator is None else id(generator))
     current = passes.get(key)
     if inside_backward():  # recomputing a checkpointed call
         seed = _replayed_seed(replay, ticket)

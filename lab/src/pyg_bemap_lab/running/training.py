@@ -245,7 +245,12 @@ class RandomStream:
         self._devices = [device] if device.type == 'cuda' else []
         self._forks = contextlib.ExitStack()
         with torch.random.fork_rng(devices=self._devices):
-            torch.manual_seed(seed)
+            # not torch.manual_seed, which also seeds every GPU, restored
+            # by no fork of the devices used here
+            torch.default_generator.manual_seed(seed)
+            for device in self._devices:
+                with torch.cuda.device(device):
+                    torch.cuda.manual_seed(seed)
             self._state = self._get()
 
     def __enter__(self) -> 'RandomStream':
