@@ -120,10 +120,11 @@ def selected_nodes(
             f'{name} must be a torch.Tensor (got {type(mask).__name__})'
         )
     if mask.dtype == torch.uint8:
+        plain = name.strip("'")
         raise ValueError(
             f'{name} is a torch.uint8 tensor, which is ambiguous (a mask or '
-            "node indices); pass a boolean mask ('.bool()') or "
-            "indices ('.long()')"
+            f"node indices); pass a boolean mask ('{plain}.bool()') or "
+            f"indices ('{plain}.long()')"
         )
     if mask.dtype == torch.bool:
         if mask.shape != (num_nodes,):
