@@ -251,3 +251,14 @@ def test_split_masks_may_be_indices_and_must_be_one_split():
     data.train_mask = torch.ones(200, 3, dtype=torch.bool)  # three splits
     with pytest.raises(ValueError, match="'data.train_mask' must have shape"):
         diagnose(data, mlp=True)
+
+
+@pytest.mark.parametrize('seed', [-1, 1.5, True, 2**63])
+def test_a_seed_that_is_no_seed_is_refused(seed):
+    from pyg_bemap.metrics import sensitive_attribute_probe
+
+    data = path_graph()
+    with pytest.raises(ValueError, match="'seed' must be a seed"):
+        diagnose(data, seed=seed)
+    with pytest.raises(ValueError, match="'seed' must be a seed"):
+        sensitive_attribute_probe(data.x, data.edge_index, data.s, seed=seed)

@@ -9,6 +9,7 @@ import torch
 from torch import Tensor
 from torch_geometric.data import Data
 
+from pyg_bemap.infra.checks import check_seed
 from pyg_bemap.metrics.json_ready import nan_as_none
 from pyg_bemap.metrics.report_inputs import selected_nodes
 from pyg_bemap.metrics.task import fairness_task
@@ -136,6 +137,7 @@ def diagnose(
             initialisation. (default: :obj:`0`)
     """
     settings = SamplerSettings.resolve(settings)
+    seed = check_seed('seed', seed)
     edge_index, sens, num_groups, labels = fairness_task(
         data, sens_attr, label_attr
     )

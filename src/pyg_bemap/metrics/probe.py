@@ -11,7 +11,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from pyg_bemap.infra.checks import is_integer
+from pyg_bemap.infra.checks import check_seed, is_integer
 from pyg_bemap.metrics.bias import check_embeddings, majority_ratio
 from pyg_bemap.rules.groups import sensitive_groups
 
@@ -170,7 +170,7 @@ def sensitive_attribute_probe(
         )
     sens, num_groups = sensitive_groups(sens, h.size(0))
     ratio = majority_ratio(edge_index, sens, h.size(0))
-    gen = torch.Generator().manual_seed(seed)
+    gen = torch.Generator().manual_seed(check_seed('seed', seed))
     order = torch.randperm(h.size(0), generator=gen).to(h.device)
     cut = int(train_ratio * h.size(0))
     train, test = order[:cut], order[cut:]
