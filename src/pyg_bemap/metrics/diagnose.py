@@ -302,7 +302,7 @@ def _train_test(
     train, test = (
         None
         if getattr(data, name, None) is None
-        else selected_nodes(data[name], n, device, f"'data.{name}'")
+        else selected_nodes(data[name], n, device, f'data.{name}')
         for name in ('train_mask', 'test_mask')
     )
     if train is None:

@@ -108,7 +108,7 @@ def selected_nodes(
     mask: Tensor | None,
     num_nodes: int,
     device: torch.device,
-    name: str = "'mask'",
+    name: str = 'mask',
 ) -> Tensor:
     r"""The boolean mask of the nodes that :obj:`mask` selects (all of them
     if :obj:`None`): a boolean mask, or node indices naming each node once;
@@ -117,35 +117,36 @@ def selected_nodes(
         return torch.ones(num_nodes, dtype=torch.bool, device=device)
     if not isinstance(mask, Tensor):
         raise ValueError(
-            f'{name} must be a torch.Tensor (got {type(mask).__name__})'
+            f"'{name}' must be a torch.Tensor (got {type(mask).__name__})"
         )
     if mask.dtype == torch.uint8:
-        plain = name.strip("'")
         raise ValueError(
-            f'{name} is a torch.uint8 tensor, which is ambiguous (a mask or '
-            f"node indices); pass a boolean mask ('{plain}.bool()') or "
-            f"indices ('{plain}.long()')"
+            f"'{name}' is a torch.uint8 tensor, which is ambiguous (a mask or "
+            f"node indices); pass a boolean mask ('{name}.bool()') or "
+            f"indices ('{name}.long()')"
         )
     if mask.dtype == torch.bool:
         if mask.shape != (num_nodes,):
             raise ValueError(
-                f'A boolean {name} must have shape [{num_nodes}] '
+                f"A boolean '{name}' must have shape [{num_nodes}] "
                 f'(got {list(mask.shape)}); pass one split at a time'
             )
         return mask
     if mask.is_floating_point() or mask.dim() != 1:
         raise ValueError(
-            f'{name} must be a boolean mask or a 1-D tensor of node indices'
+            f"'{name}' must be a boolean mask or a 1-D tensor of node indices"
         )
     if mask.numel() > 0 and (
         int(mask.min()) < -num_nodes or int(mask.max()) >= num_nodes
     ):
-        raise ValueError(f'{name} holds node indices outside [0, {num_nodes})')
+        raise ValueError(
+            f"'{name}' holds node indices outside [0, {num_nodes})"
+        )
     selected = torch.zeros(num_nodes, dtype=torch.bool, device=device)
     selected[mask] = True
     if int(selected.sum()) != mask.numel():
         raise ValueError(
-            f'{name} names a node more than once; pass each node once '
-            f"(e.g. '.unique()')"
+            f"'{name}' names a node more than once; pass each node once "
+            f"('{name}.unique()')"
         )
     return selected

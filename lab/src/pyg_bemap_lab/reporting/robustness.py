@@ -25,7 +25,7 @@ from pyg_bemap_lab.reporting.statistics import (
 from pyg_bemap_lab.reporting.tables import paired_differences, unreported
 from pyg_bemap_lab.reporting.verdicts import format_difference
 from pyg_bemap_lab.run_config import Chosen, RunConfig
-from pyg_bemap_lab.running.degenerate import KINDS, degenerate
+from pyg_bemap_lab.running.degenerate import KINDS, degenerate, one_class
 from pyg_bemap_lab.running.planning import (
     chosen_runs,
     datasets_with_runs,
@@ -230,10 +230,7 @@ def rule_records(
                 unpicked=sum(unreported(run, rule) for run in runs),
                 degenerate={k: kinds.count(k) for k in KINDS},
                 auc_sd=statistics.mean(sds) if sds else math.nan,
-                val_one_class=sum(
-                    min(share, 1 - share) < NEAR_CONSTANT
-                    for share in val_shares
-                ),
+                val_one_class=sum(map(one_class, val_shares)),
                 val_auc_sd=statistics.mean(val_sds) if val_sds else math.nan,
                 agreement=statistics.mean(same) if runs else math.nan,
             )

@@ -21,19 +21,14 @@ from pyg_bemap_lab.reporting.verdicts import (
     verdict,
 )
 from pyg_bemap_lab.run_config import SAMPLER_NAMES, Chosen, RunConfig
-from pyg_bemap_lab.running.degenerate import degenerate
+from pyg_bemap_lab.running.degenerate import KINDS, degenerate
 from pyg_bemap_lab.running.planning import (
     chosen_runs,
     datasets_with_runs,
     missing_runs,
 )
 from pyg_bemap_lab.running.protocols import Protocol
-from pyg_bemap_lab.selection import (
-    DEFAULT_RULE,
-    NEAR_CONSTANT,
-    RULES,
-    TABLE_RULES,
-)
+from pyg_bemap_lab.selection import DEFAULT_RULE, RULES, TABLE_RULES
 
 #: The rules on the validation split that tables show, in their order
 #: (the other stored rules are candidates, compared in
@@ -136,11 +131,9 @@ def method_table(protocol: Protocol, store: RunStore, chosen: Chosen) -> str:
 #: What the tables without degenerate runs leave out, and what decides it.
 LEFT_OUT = (
     'Left out: every seed where either run is degenerate at the picked '
-    'epoch (one class is predicted for all test nodes, or for all but '
-    f'fewer than {NEAR_CONSTANT * 100:.0f} % of them, or its '
-    'validation loss never left its starting plateau). The predicted '
-    'classes of the test nodes, never their labels, decide it: a check of '
-    'the table above, not a selection.'
+    f'epoch ({"; ".join(KINDS.values())}). The predicted classes of the '
+    'test nodes, never their labels, decide it: a check of the table '
+    'above, not a selection.'
 )
 
 

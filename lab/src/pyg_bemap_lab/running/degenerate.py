@@ -53,9 +53,16 @@ def kind_of(
     constant = sp == 0 and eo == 0 if share is None else share in (0.0, 1.0)
     if constant:
         return 'constant'
-    if share is not None and min(share, 1 - share) < NEAR_CONSTANT:
+    if share is not None and one_class(share):
         return 'near-constant'
     return 'plateau' if _plateau(loss) else None
+
+
+def one_class(share: float) -> bool:
+    r"""Whether a report whose share of nodes predicted positive is
+    :obj:`share` predicts one class for all of them, or for all but fewer
+    than :obj:`~pyg_bemap_lab.selection.NEAR_CONSTANT`."""
+    return min(share, 1 - share) < NEAR_CONSTANT
 
 
 def _plateau(loss: list[float]) -> bool:
