@@ -249,6 +249,12 @@ def test_roc_auc_refuses_what_has_no_auc(score, label, match):
         roc_auc(torch.tensor(score), torch.tensor(label))
 
 
+def test_roc_auc_names_inputs_on_two_devices():
+    label = torch.tensor([0, 1, 1], device='meta')
+    with pytest.raises(ValueError, match="'label' on meta.*'.to.device.'"):
+        roc_auc(torch.tensor([0.5, 0.2, 0.3]), label)
+
+
 def test_two_column_outputs_of_any_dtype():
     out = torch.tensor([[True, False], [False, True]] * 2 + [[False, True]])
     y, sens = torch.tensor([0, 1, 1, 1, 0]), torch.tensor([0, 0, 1, 1, 1])

@@ -107,6 +107,18 @@ def test_probe_bin_labels_show_every_edge():
     assert max(len(line) for line in str(result).splitlines()) <= 80
 
 
+def test_probe_and_bias_name_inputs_on_two_devices():
+    edge_index, sens = _stars([(1, 1)] * 4)
+    h, elsewhere = torch.randn(sens.numel(), 2), sens.to('meta')
+    match = "'sens' on meta.*'.to.device.'"
+    with pytest.raises(ValueError, match=match):
+        sensitive_attribute_probe(h, edge_index, elsewhere)
+    with pytest.raises(ValueError, match=match):
+        distance_bias(h, elsewhere)
+    with pytest.raises(ValueError, match=match):
+        majority_ratio(edge_index, elsewhere)
+
+
 @pytest.mark.parametrize('bad', [float('nan'), float('inf')])
 def test_probe_and_distance_bias_refuse_embeddings_that_are_not_finite(bad):
     edge_index, sens = _stars([(1, 1)] * 4)

@@ -19,6 +19,7 @@ from pyg_bemap.nn import BeMapConv
 from pyg_bemap.rules.groups import (
     SENS_COUNTS_NODES,
     check_edge_index,
+    check_same_device,
     sensitive_groups,
 )
 
@@ -81,6 +82,7 @@ def distance_bias(
             (default: :obj:`None`, inferred)
     """
     check_embeddings(h)
+    check_same_device(h=h, sens=sens)
     sens, num_groups = sensitive_groups(sens, h.size(0), num_groups)
     h = h.detach().double()
     centroids = group_centroids(h, sens, num_groups)
@@ -223,6 +225,7 @@ def majority_ratio(
         num_nodes if num_nodes is not None else sens.numel(),
         "'num_nodes'" if num_nodes is not None else SENS_COUNTS_NODES,
     )
+    check_same_device(edge_index=edge_index, sens=sens)
     sens, _ = sensitive_groups(sens, num_nodes)
     edge_index, _ = remove_self_loops(edge_index)
     src, dst = edge_index[0].long(), edge_index[1].long()

@@ -152,6 +152,7 @@ def _check_auc_inputs(score: Tensor, label: Tensor) -> None:
             f"'score' and 'label' must be 1-D of one size (got shapes "
             f'{list(score.shape)} and {list(label.shape)})'
         )
+    check_same_device(score=score, label=label)
     if score.is_complex() or not bool(torch.isfinite(score).all()):
         raise ValueError("'score' holds NaN, infinite or complex values")
     if not bool(((label == 0) | (label == 1)).all()):

@@ -13,7 +13,7 @@ from torch import Tensor
 
 from pyg_bemap.infra.checks import check_seed, is_integer
 from pyg_bemap.metrics.bias import check_embeddings, majority_ratio
-from pyg_bemap.rules.groups import sensitive_groups
+from pyg_bemap.rules.groups import check_same_device, sensitive_groups
 
 #: The marker, line style and colour of each curve of a plot, in turn. The
 #: colours are Paul Tol's high-contrast scheme and black, of distinct
@@ -160,6 +160,7 @@ def sensitive_attribute_probe(
             (default: :obj:`0`)
     """
     check_embeddings(h)
+    check_same_device(h=h, sens=sens)
     if not is_integer(num_bins) or num_bins < 1:
         raise ValueError(
             f"'num_bins' must be a positive integer (got {num_bins!r})"

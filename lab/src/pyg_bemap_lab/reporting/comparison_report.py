@@ -17,6 +17,7 @@ from pyg_bemap_lab.reporting.tables import (
     unreported_seeds,
 )
 from pyg_bemap_lab.reporting.verdicts import (
+    INTERVALS,
     METRICS,
     format_difference,
     format_mean_std,
@@ -99,8 +100,9 @@ def comparison_summary(
     r"""The comparison as plain text at most :obj:`width` columns wide: the
     test metrics of both models at the epoch :obj:`rule` picks (a rule of
     :obj:`~pyg_bemap_lab.selection.STORED_RULES`), their paired
-    differences with 95 % intervals (also without degenerate runs, if
-    there are any), and a one-line verdict counting marked differences
+    differences with 95 % percentile-bootstrap intervals (also without
+    degenerate runs, if there are any), what those intervals and marks
+    are, and a one-line verdict counting marked differences
     only."""
     check_rule(rule, STORED_RULES)
     (dataset,) = protocol.datasets
@@ -150,8 +152,7 @@ def comparison_summary(
     lines += [
         '',
         *textwrap.wrap(
-            'A * marks a difference whose interval excludes 0 and whose '
-            'exact paired test gives p < 0.05; lower gaps are fairer.',
+            f'Intervals: {INTERVALS}; lower gaps are fairer.',
             width,
         ),
         '',
