@@ -58,3 +58,8 @@ def test_a_delta_whose_scores_leave_the_dtype_is_refused():
         balance_score(torch.tensor([[1, 1]]), delta=1e-40)
     with pytest.raises(ValueError, match='choose a larger delta'):
         BalanceAwareSampling(delta=1e-40)(data)
+    # scores that round to 0: every key +inf, the draw no longer random
+    with pytest.raises(ValueError, match=r"'delta' = 1e\+300 .* round to 0"):
+        balance_score(torch.tensor([[1, 1]]), delta=1e300)
+    with pytest.raises(ValueError, match='choose a smaller delta'):
+        BalanceAwareSampling(delta=1e300)(data)

@@ -55,6 +55,12 @@ def checked_balance_score(count: Tensor, delta: float) -> Tensor:
             f"'delta' = {delta:g} gives balance scores up to 1 / delta, "
             f'beyond the range of {score.dtype}; choose a larger delta'
         )
+    if score.numel() and not bool((score > 0).all()):  # underflow
+        raise ValueError(
+            f"'delta' = {delta:g} gives balance scores of about 1 / delta, "
+            f'which round to 0 in {score.dtype} (every draw would keep the '
+            f'first edges); choose a smaller delta'
+        )
     return score
 
 
