@@ -17,6 +17,7 @@ from torch_geometric.typing import WITH_TORCH_SPARSE, SparseTensor
 from torch_geometric.utils import (
     to_edge_index,
     to_torch_coo_tensor,
+    to_torch_csc_tensor,
     to_torch_csr_tensor,
 )
 
@@ -356,6 +357,69 @@ def test_torch_sparse_adjacency(layout):
     assert torch.allclose(out, reference.conv(data.x, sampled), atol=1e-5)
     conv.eval()
     assert torch.equal(conv(data.x, adj_t), conv.conv(data.x, adj_t))
+
+
+ADJACENCIES = {
+    'coo': lambda index, n: to_torch_coo_tensor(index, size=(n, n)),
+    'uncoalesced coo': lambda index, n: torch.sparse_coo_tensor(
+        index, torch.ones(index.size(1)), (n, n)
+    ),
+    'csr': lambda index, n: to_torch_csr_tensor(index, size=(n, n)),
+    'csc': lambda index, n: to_torch_csc_tensor(index, size=(n, n)),
+}
+
+
+@pytest.mark.parametrize('layout', ADJACENCIES)
+def test_every_torch_sparse_layout_gives_the_layer_its_kept_entries(layout):
+    data = prepared()  # repeated edges: an uncoalesced COO repeats entries
+    n = data.num_nodes
+    adj_t = ADJACENCIES[layout](data.edge_index.as_tensor().flip(0), n)
+    coo = adj_t.layout == torch.sparse_coo
+    index, value = (
+        (adj_t._indices(), adj_t._values()) if coo else to_edge_index(adj_t)
+    )
+    info = BeMapInfo(data.s, data.bemap_balance)
+    conv = BeMapConv(GraphConv(8, 4))
+    torch.manual_seed(3)
+    out = conv(data.x, adj_t, bemap=info)
+    torch.manual_seed(3)  # the draw over the entries in their stored order
+    _, kept = balanced_edge_sample(index.flip(0), data.s, data.bemap_balance)
+    kept_adj = torch.sparse_coo_tensor(index[:, kept], value[kept], (n, n))
+    assert torch.allclose(out, conv.conv(data.x, kept_adj.coalesce()))
+    assert not coo or adj_t.is_coalesced() == (layout == 'coo')  # as given
+    conv.eval()
+    assert torch.equal(conv(data.x, adj_t), conv.conv(data.x, adj_t))
+
+
+def test_options_changed_after_a_call_take_effect():
+    data = prepared(simple=True)
+    plain = data.edge_index.as_tensor()
+    conv = BeMapConv(GCNConv(8, 4)).eval()
+    conv(data.x, data.edge_index)
+    conv.conv.add_self_loops = False  # no longer what the GCN route does
+    out = conv(data.x, data.edge_index)
+    assert torch.allclose(out, conv.conv(data.x, plain), atol=1e-6)
+    # 'edge_index' for a second derivative (the sparse route has none)
+    conv = BeMapConv(SAGEConv(8, 4))
+    conv(data.x, data.edge_index)
+    conv.layout = 'edge_index'
+    x = data.x.clone().requires_grad_()
+    (grad,) = torch.autograd.grad(
+        conv(x, data.edge_index).square().sum(), x, create_graph=True
+    )
+    grad.square().sum().backward()
+    assert bool(x.grad.abs().sum() > 0)
+
+
+def test_an_uncoalesced_coo_adjacency_with_gradients_names_the_fix():
+    data = prepared()
+    index = data.edge_index.as_tensor().flip(0)
+    weight = torch.ones(index.size(1), requires_grad=True)
+    adj_t = torch.sparse_coo_tensor(index, weight, (60, 60))
+    conv = BeMapConv(GraphConv(8, 4))
+    info = BeMapInfo(data.s, data.bemap_balance)
+    with pytest.raises(ValueError, match=r"pass 'adj.coalesce\(\)'"):
+        conv(data.x, adj_t, bemap=info)
 
 
 def test_a_sparse_adjacency_rebuilt_every_epoch_with_one_bemap_info():

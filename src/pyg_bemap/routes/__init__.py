@@ -27,8 +27,8 @@ changes a result or raises where the layer's own call would not, but for
 one thing: PyG's sparse products of the :obj:`sparse` route have no second
 derivative (docs/options.md, "Layouts", says which layers, and that
 :obj:`layout='edge_index'` has it). The
-route is chosen once per layer, feature dtype and device from what the
-layer is (``fast_route``); a call that it cannot honour
+route is chosen at every call from what the layer is then
+(``fast_route``, a few attribute reads); a call that it cannot honour
 (``honours``) takes the edge list: a graph without BeMap information
 or not an edge list, features that are not one dense matrix of the
 graph's nodes, inference mode, autocast, :func:`torch.compile`,
@@ -178,15 +178,11 @@ def gcn(call: LayerCall, graph: GraphInput, sample: Sample | None) -> Any:
 
 
 def choose_route(
-    chosen: dict[Any, Route],
-    layout: str,
-    call: LayerCall,
-    graph: GraphInput,
-    sample: Sample | None,
+    layout: str, call: LayerCall, graph: GraphInput, sample: Sample | None
 ) -> Route:
-    r"""The route of a call: the layer's fast route (chosen once per feature
-    dtype and device and kept in :obj:`chosen`) when it honours the call,
-    else :func:`edge_list`."""
+    r"""The route of a call: the layer's fast route, from what the layer is
+    at this call (options changed since an earlier call count), when it
+    honours the call, else :func:`edge_list`."""
     x = call.x
     if (
         graph.info is None
@@ -194,10 +190,7 @@ def choose_route(
         or not isinstance(x, Tensor)
     ):
         return edge_list
-    key = (x.dtype, x.device.type)
-    if key not in chosen:
-        chosen[key] = fast_route(call.conv, layout, x.dtype)
-    route = chosen[key]
+    route = fast_route(call.conv, layout, x.dtype)
     if route is edge_list or not honours(route, call, graph, sample):
         return edge_list
     return route

@@ -10,7 +10,7 @@ from torch_geometric.typing import SparseTensor
 from torch_geometric.utils import (
     is_torch_sparse_tensor,
     to_edge_index,
-    to_torch_coo_tensor,
+    to_torch_csc_tensor,
     to_torch_csr_tensor,
 )
 
@@ -34,20 +34,20 @@ def edge_pairs(adj: Any) -> tuple[Tensor, Any]:
 
         return torch.stack([col, row]), rebuild_sparse
     if is_torch_sparse_tensor(adj):
-        index, value = to_edge_index(adj)  # transposed, as above
+        index, value, in_order = _stored_entries(adj)  # transposed, as above
         size = (adj.size(0), adj.size(1))
-        csr = adj.layout == torch.sparse_csr
-        convert = to_torch_csr_tensor if csr else to_torch_coo_tensor
-        # Masking keeps a coalesced (sorted, unique) order.
-        sorted_ = csr or adj.is_coalesced()
+        layout = adj.layout
 
         def rebuild(sample: Sample) -> Tensor:
             kept = sample.positions
-            return convert(
-                index.index_select(1, kept),
-                value.index_select(0, kept),
-                size,
-                is_coalesced=sorted_,
+            kept_index = index.index_select(1, kept)
+            kept_value = value.index_select(0, kept)
+            if layout != torch.sparse_coo:  # kept entries stay in order
+                convert = _COMPRESSED[layout]
+                return convert(kept_index, kept_value, size, is_coalesced=True)
+            shape = size + kept_value.shape[1:]
+            return torch.sparse_coo_tensor(
+                kept_index, kept_value, shape, is_coalesced=in_order
             )
 
         return index.flip(0), rebuild
@@ -59,6 +59,37 @@ def edge_pairs(adj: Any) -> tuple[Tensor, Any]:
     return adj, lambda sample: masked_columns(
         adj, sample.mask, sample.positions
     )
+
+
+#: PyG's builders of the compressed layouts.
+_COMPRESSED = {
+    torch.sparse_csr: to_torch_csr_tensor,
+    torch.sparse_csc: to_torch_csc_tensor,
+}
+
+
+def _stored_entries(adj: Tensor) -> tuple[Tensor, Tensor, bool]:
+    r"""The (row, column) indices and the values of a :obj:`torch.sparse`
+    adjacency in the order it stores them, and whether a COO tensor is
+    coalesced (a subset of its entries then is too). The caller's tensor
+    is left as it is: PyG's :obj:`to_edge_index` marks a COO tensor as
+    coalesced, in place, whether it is or not.
+
+    Raises:
+        ValueError: If an uncoalesced COO adjacency's values require
+            gradients (torch gives its stored values none).
+    """
+    if adj.layout != torch.sparse_coo:
+        index, value = to_edge_index(adj)
+        return index, value, True
+    if adj.is_coalesced():
+        return adj.indices(), adj.values(), True
+    if adj.requires_grad:
+        raise ValueError(
+            'An uncoalesced torch.sparse COO adjacency whose values require '
+            "gradients cannot be sampled; pass 'adj.coalesce()'"
+        )
+    return adj._indices(), adj._values(), False
 
 
 def edge_level_args_given(
