@@ -11,6 +11,7 @@ from torch_geometric.nn import (
     PointNetConv,
     SAGEConv,
     Sequential,
+    to_hetero,
 )
 from torch_geometric.nn.models import GAT, GCN, GIN, EdgeCNN, GraphSAGE
 
@@ -265,6 +266,26 @@ def test_refusals_name_the_layer():
         to_bemap('GCN')
     with pytest.raises(ValueError, match='beta'):
         to_bemap(GCN(8, 16, num_layers=2), beta=3.0)
+
+
+@pytest.mark.parametrize('bemap_first', [True, False])
+def test_a_to_hetero_model_is_told_bemap_is_for_homogeneous_graphs(
+    bemap_first,
+):
+    from torch_geometric.data import HeteroData
+
+    graph = HeteroData()
+    graph['a'].x, graph['b'].x = torch.randn(10, 4), torch.randn(8, 4)
+    edges = torch.stack([torch.arange(10), torch.arange(10) % 8])
+    graph['a', 'to', 'b'].edge_index = edges
+    graph['b', 'from', 'a'].edge_index = edges.flip(0)
+    model = GraphSAGE((-1, -1), 8, num_layers=2)
+    if bemap_first:
+        model = to_hetero(to_bemap(model), graph.metadata())
+    else:  # to_bemap finds the layers to_hetero made
+        model = to_bemap(to_hetero(model, graph.metadata()))
+    with pytest.raises(RuntimeError, match='homogeneous graphs only'):
+        model(graph.x_dict, graph.edge_index_dict)
 
 
 def test_original_model_is_untouched_by_training_the_copy(data):

@@ -257,5 +257,7 @@ _NO_INFORMATION = (
     'SparseTensor or torch.sparse adjacency, pass '
     "'bemap=BeMapInfo(sens, balance)'. A graph the model builds in its "
     'forward (pooling, flipped or dropped edges) cannot be sampled: leave '
-    'the layers that take it unwrapped'
+    'the layers that take it unwrapped. Nor can a heterogeneous graph '
+    '(HeteroData, a to_hetero model): BeMap supports homogeneous graphs '
+    'only'
 )
