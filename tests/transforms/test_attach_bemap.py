@@ -34,6 +34,14 @@ def test_repr_and_missing_information():
         AttachBeMap(sens_attr='region')(prepared)
 
 
+def test_nodes_added_after_the_transform_are_named():
+    import torch_geometric.transforms as T
+
+    data = BalanceAwareSampling()(biased_sbm(50))
+    with pytest.raises(ValueError, match='VirtualNode and Pad give'):
+        AttachBeMap()(T.VirtualNode()(data))
+
+
 @needs_sampler
 def test_mini_batches_use_full_graph_scores_and_obey_rule_4():
     from torch_geometric.loader import NeighborLoader

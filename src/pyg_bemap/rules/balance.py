@@ -103,5 +103,10 @@ def check_balance(balance: Tensor, sens: Tensor) -> Tensor:
     if not balance.is_floating_point():
         balance = balance.to(torch.get_default_dtype())
     if num_nodes > 0 and not bool(((balance > 0) & balance.isfinite()).all()):
-        raise ValueError("'balance' must hold positive, finite scores")
+        raise ValueError(
+            "'balance' must hold positive, finite scores; compute them with "
+            'BalanceAwareSampling or balance_score after every step that '
+            'adds nodes (VirtualNode and Pad give the nodes they add a '
+            'score of 0)'
+        )
     return balance
