@@ -63,6 +63,17 @@ def test_a_node_table_and_an_edge_list(tmp_path):
         ),
         (NODES.replace('1,30', '2,30'), EDGES, 'must be binary'),
         (NODES.replace('M', 'F'), EDGES, "'gender' holds one group only"),
+        (
+            NODES.replace(',F,', ',0.5,').replace(',M,', ',1,'),
+            EDGES,
+            "'gender' holds non-integral values",
+        ),
+        (
+            NODES.replace(',F,1', ',A,1').replace('d,M', 'd,B'),
+            EDGES,
+            "'gender' holds a different value on every row",
+        ),
+        (NODES.split('a,F')[0], EDGES, 'a header but no rows'),
         (NODES.replace('b,M', 'a,M'), EDGES, "the id 'a' is on two rows"),
         (NODES.replace(',0,', ',1,'), EDGES, "'score' hold one class only"),
         (NODES.replace('1,30', 'yes,30'), EDGES, "'score' must be binary"),

@@ -29,6 +29,16 @@ def test_runs_in_this_process_use_one_thread_and_give_the_number_back(
         torch.set_num_threads(before)
 
 
+def test_no_more_workers_than_runs(monkeypatch):
+    def no_pool(method):
+        raise AssertionError('a pool of workers for one run or none')
+
+    monkeypatch.setattr(execution, '_run_job', lambda *args: {})
+    monkeypatch.setattr(execution.multiprocessing, 'get_context', no_pool)
+    assert list(execution._execute(None, '', [], 8)) == []
+    assert len(list(execution._execute(None, '', ['a'], 8))) == 1
+
+
 def test_the_same_runs_whatever_the_number_of_jobs(tmp_path):
     data = biased_sbm(150, seed=3)
     del data.train_mask, data.val_mask, data.test_mask

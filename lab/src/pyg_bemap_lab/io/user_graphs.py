@@ -163,6 +163,8 @@ def read_tables(
         ValueError: Naming the file, column or line at fault.
     """
     table = _read_csv(nodes)
+    if table.empty:
+        raise ValueError(f'{nodes}: the table has a header but no rows')
     for column in (id_col, sens_col, label_col):
         if column not in table.columns:
             raise ValueError(
@@ -179,7 +181,7 @@ def read_tables(
     if table[sens_col].isna().any():
         line = int(table[sens_col].isna().to_numpy().argmax()) + 2
         raise ValueError(f'{nodes}: line {line}: no {sens_col!r} value')
-    sens = pd.factorize(table[sens_col], sort=True)[0]
+    sens = _groups(table[sens_col], nodes, sens_col)
     if sens.max(initial=0) < 1:
         raise ValueError(
             f'{nodes}: the column {sens_col!r} holds one group only: there '
@@ -197,6 +199,26 @@ def read_tables(
         y=torch.tensor(labels.to_numpy(dtype='float64')),
     )
     return user_graph(data)
+
+
+def _groups(column: pd.Series, nodes: str, sens_col: str) -> np.ndarray:
+    r"""The group of every row, :math:`0, \ldots, G - 1` in the order of
+    the sorted values, from a column of categories."""
+    numeric = pd.api.types.is_numeric_dtype(column)
+    if numeric and not (column == column.round()).all():
+        raise ValueError(
+            f'{nodes}: the column {sens_col!r} holds non-integral values; '
+            'groups are categories (binarise or bucket a continuous '
+            'attribute first)'
+        )
+    groups = pd.factorize(column, sort=True)[0]
+    if len(groups) > 2 and groups.max() + 1 == len(groups):
+        raise ValueError(
+            f'{nodes}: the column {sens_col!r} holds a different value on '
+            'every row; groups are categories shared by nodes: give '
+            '--sens-col the column that holds the groups'
+        )
+    return groups
 
 
 def _check_labels(labels: pd.Series, nodes: str, label_col: str) -> None:

@@ -79,6 +79,7 @@ def _complete(
 def _execute(
     protocol: Protocol, root: str, todo: list[Job], jobs: int
 ) -> Iterator[tuple[Job, dict[str, Any]]]:
+    jobs = min(jobs, len(todo))  # no idle worker, no pool for nothing
     if jobs <= 1:
         with run_threads():
             for job in todo:
