@@ -152,6 +152,7 @@ def test_datasets_lists_every_dataset(capsys, tmp_path):
         ['train', '--method', 'GCN'],
         ['compare', '--method', 'FairDrop'],
         ['compare', '--seeds', '1'],
+        ['sweep', '--seeds', '1', '--out', 'never-written'],
         ['compare', '--dataset', 'synthetic'],
         ['reproduce', '--jobs', '0'],
         ['reproduce', '--protocol', 'paper'],

@@ -4,7 +4,11 @@ import pytest
 import torch
 
 from pyg_bemap.datasets import biased_sbm
-from pyg_bemap_lab.graph_inputs import add_graph_source, read_graph_source
+from pyg_bemap_lab.graph_inputs import (
+    add_graph_source,
+    check_graph_options,
+    read_graph_source,
+)
 
 
 def parse(*argv):
@@ -21,8 +25,16 @@ def test_the_graph_source(tmp_path):
     assert graph.num_nodes == 50 and graph.s.max() == 1
 
 
-def test_one_graph_only_and_whole_tables():
-    with pytest.raises(ValueError, match='--dataset or --graph, not sev'):
-        read_graph_source(parse('--dataset', 'nba', '--graph', 'g.pt'))
-    with pytest.raises(ValueError, match='--nodes also needs --edges, --id'):
-        read_graph_source(parse('--nodes', 'n.csv', '--sens-col', 's'))
+def test_one_graph_only_and_whole_tables(capsys):
+    parser = argparse.ArgumentParser()
+    add_graph_source(parser)
+    for argv, message in (
+        (['--dataset', 'nba', '--graph', 'g.pt'], '--dataset or --graph, not'),
+        (
+            ['--nodes', 'n.csv', '--sens-col', 's'],
+            '--nodes also needs --edges',
+        ),
+    ):
+        with pytest.raises(SystemExit) as exit_:  # as argparse exits: 2
+            check_graph_options(parser, parser.parse_args(argv))
+        assert exit_.value.code == 2 and message in capsys.readouterr().err

@@ -90,12 +90,14 @@ def _add_compare(commands: Any) -> None:
         'same seeds (same split; same initial weights but for '
         "BeMap(row), whose layers are not GCN's) with the "
         'hyper-parameters the default protocol chose for the dataset '
-        '(untuned defaults, with a warning, where it never ran), '
+        '(untuned defaults, with a warning, where it never ran; a graph '
+        "of one's own is tuned on a small grid first), "
         'reports each at the epoch its selection rule picks (by default '
         'the lowest validation loss among the epochs that learned '
         'something; a run where none did is named and left out), and '
         'prints the paired differences of the test metrics with 95 % '
-        'intervals and a one-line verdict. ' + MODEL_DESCRIPTION,
+        'percentile-bootstrap intervals and a one-line verdict. '
+        + MODEL_DESCRIPTION,
         epilog=EXIT_CODES,
     )
     add_graph_source(compare)
@@ -137,7 +139,7 @@ def _add_sweep(commands: Any) -> None:
     add_graph_source(sweep)
     sweep.add_argument(
         '--seeds',
-        type=positive_int,
+        type=int_at_least(2),
         default=10,
         help='paired seeds of every setting (default: %(default)s)',
     )
@@ -240,8 +242,8 @@ def _add_reproduce(commands: Any) -> None:
         'OUT/<protocol>.md (verdicts, paired differences, means), '
         'OUT/paired_<protocol>.png (the gap differences with their '
         'intervals; OUT/paired_<protocol>_sym.png: BeMap(sym) against GCN '
-        'alone), one trade-off plot per dataset and, for a tuned '
-        'protocol, '
+        'alone), for a protocol with a sweep one trade-off plot per '
+        'dataset and, for a tuned protocol, '
         'OUT/tuning_<protocol>.md (every grid combination) with '
         "OUT/curves_<protocol>.png (the chosen GCN's validation curves). "
         'A rerun resumes from the stored runs. ' + MODEL_DESCRIPTION,

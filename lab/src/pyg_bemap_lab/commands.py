@@ -246,11 +246,14 @@ def run_reproduce(args: argparse.Namespace) -> None:
         bar.close()
     report_type = RobustnessReport if args.robustness else ProtocolReport
     paths = report_type(protocol, store, chosen).write(args.out)
-    print(
-        f'{len(store) - before} new runs ({len(store)} stored in '
-        f'{store.path}); wrote {paths[0]}'
-        + (f' and {len(paths) - 1} more files' if len(paths) > 1 else '')
-    )
+    more = f' and {len(paths) - 1} more files' if len(paths) > 1 else ''
+    for line in (
+        f'{len(store) - before} new runs, {len(store)} stored in {store.path}',
+        f'wrote {paths[0]}{more}',
+    ):  # a path on a line of its own where both do not fit
+        print(
+            textwrap.fill(line, break_long_words=False, break_on_hyphens=False)
+        )
 
 
 def run_datasets(args: argparse.Namespace) -> None:

@@ -105,7 +105,8 @@ def warn_untuned(dataset: str, what: str) -> None:
     warnings.warn(
         f'{dataset}: the default protocol chose no hyper-parameters of '
         f'{what} here, so it trains with untuned defaults ({shown}); '
-        "'pyg-bemap compare --graph' on the saved graph tunes them",
+        'to tune them, save the graph with torch.save and run '
+        "'pyg-bemap compare --graph FILE'",
         stacklevel=3,
     )
 

@@ -92,10 +92,27 @@ def add_graph_source(
 def check_graph_options(
     parser: argparse.ArgumentParser, args: argparse.Namespace
 ) -> None:
-    r"""Exits as argparse does when an option of a graph of one's own comes
-    without the option it belongs to (it would be ignored)."""
+    r"""Exits as argparse does when more than one graph is given, a node
+    table without the options it needs, or an option of a graph of one's
+    own without the option it belongs to (it would be ignored)."""
     if not hasattr(args, 'nodes'):
         return  # the command takes no graph of one's own
+    given = [
+        name for name in ('dataset', 'graph', 'nodes') if _has(args, name)
+    ]
+    if len(given) > 1:
+        parser.error(
+            'give one graph: '
+            + ' or '.join(f'--{name}' for name in given)
+            + ', not several'
+        )
+    if args.nodes is not None:
+        missing = [o for o in TABLE_OPTIONS if getattr(args, o) is None]
+        if missing:
+            parser.error(
+                '--nodes also needs '
+                + ', '.join('--' + o.replace('_', '-') for o in missing)
+            )
     stray: list[str] = []
     owners: dict[str, list[str]] = {}
     if args.nodes is None:
@@ -124,31 +141,13 @@ def check_graph_options(
 def read_graph_source(args: argparse.Namespace) -> 'Data | str':
     r"""A graph of one's own (see
     :func:`~pyg_bemap_lab.io.user_graphs.user_graph`) or the name of a
-    dataset, from the arguments of :func:`add_graph_source`.
-
-    Raises:
-        ValueError: For conflicting or incomplete options, in one line.
-    """
-    given = [
-        name for name in ('dataset', 'graph', 'nodes') if _has(args, name)
-    ]
-    if len(given) > 1:
-        raise ValueError(
-            'give one graph: '
-            + ' or '.join(f'--{name}' for name in given)
-            + ', not several'
-        )
+    dataset, from the arguments of :func:`add_graph_source`, checked by
+    :func:`check_graph_options`."""
     from pyg_bemap_lab.io.user_graphs import read_graph_file, read_tables
 
     if args.graph is not None:
         return read_graph_file(args.graph, args.sens_attr, args.label_attr)
     if args.nodes is not None:
-        missing = [o for o in TABLE_OPTIONS if getattr(args, o) is None]
-        if missing:
-            raise ValueError(
-                '--nodes also needs '
-                + ', '.join('--' + o.replace('_', '-') for o in missing)
-            )
         return read_tables(
             args.nodes, args.edges, args.id_col, args.sens_col, args.label_col
         )

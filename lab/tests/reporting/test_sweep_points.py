@@ -59,3 +59,14 @@ def test_the_summary_counts_the_runs_with_no_epoch_to_report():
     assert rows['GCN'][-2:] == ['3', '1'] and rows['sym'][-2:] == ['0', '2']
     assert 'none counts runs with no epoch to report' in ' '.join(text.split())
     assert max(len(line) for line in text.splitlines()) <= 80
+
+
+def test_a_difference_over_one_seed_has_no_interval():
+    from pyg_bemap_lab.reporting.statistics import PairedDifference
+    from pyg_bemap_lab.reporting.sweep_report import _differences
+
+    one = PairedDifference(2.53, math.nan, math.nan, math.nan, 1)
+    both = PairedDifference(-1.0, -2.0, -0.5, 0.01, 8)
+    assert _differences({'acc': one, 'sp': both, 'eo': one}) == (
+        'acc +2.53, delta_sp -1.00 [-2.00, -0.50]*, delta_eo +2.53'
+    )  # it read 'acc +2.53 [+nan, +nan]'

@@ -143,7 +143,11 @@ def test_quick_protocol_from_the_command_line(tmp_path, capsys):
     assert osp.getsize(osp.join(out, 'paired_quick-max2_sym.png')) > 10_000
     # a second call resumes: nothing left to run
     assert main(argv + ['--root', root, '--jobs', '1']) == 0
-    assert '0 new runs' in capsys.readouterr().out
+    said = capsys.readouterr().out
+    assert said.startswith('0 new runs') and 'wrote ' in said
+    assert all(  # but for a path longer than a line
+        len(line) <= 80 or ' ' not in line for line in said.splitlines()
+    )
     # the report alone, from the stored runs
     path = osp.join(out, 'quick-max2.md')
     os.remove(path)

@@ -15,7 +15,7 @@ from pyg_bemap_lab.reporting.sweep_points import (
     sweep_points,
     validation_choice,
 )
-from pyg_bemap_lab.reporting.verdicts import significant
+from pyg_bemap_lab.reporting.verdicts import format_difference, significant
 from pyg_bemap_lab.running.protocols import Protocol
 from pyg_bemap_lab.selection import DEFAULT_RULE, RULES
 
@@ -160,8 +160,7 @@ def sweep_summary(
 
 def _differences(diffs: dict[str, PairedDifference]) -> str:
     return ', '.join(
-        f'{name} {d.mean:+.2f} [{d.low:+.2f}, {d.high:+.2f}]'
-        f'{"*" if significant(d) else ""}'
+        f'{name} {format_difference(d)}'
         for name, d in (
             ('acc', diffs['acc']),
             ('delta_sp', diffs['sp']),
