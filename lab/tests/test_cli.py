@@ -326,10 +326,15 @@ def test_compare_keeps_its_runs_in_the_folder_out_names(capsys, tmp_path):
     lines = (out / 'runs.jsonl').read_text().splitlines()
     assert len(lines) == 4  # two methods, two seeds
     (report,) = out.glob('comparison_*.md')  # and its report beside them
-    assert report.name == 'comparison_nba.md'
+    assert report.name == 'comparison_nba_bemap-sym.md'
     assert 'paired seeds' in report.read_text()
     assert main(argv) == 0  # a rerun resumes: nothing trained again
     assert (out / 'runs.jsonl').read_text().splitlines() == lines
+    assert main([*argv, '--method', 'row']) == 0  # another method's report
+    assert {p.name for p in out.glob('comparison_*.md')} == {
+        'comparison_nba_bemap-sym.md',
+        'comparison_nba_bemap-row.md',
+    }
 
 
 def test_the_lab_works_with_the_installed_library():

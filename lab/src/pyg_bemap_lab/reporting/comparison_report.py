@@ -3,6 +3,7 @@ runs, one record per seed and model, the paired differences with and
 without degenerate runs, the verdict, and the summary for an 80-column
 terminal or as Markdown."""
 
+import re
 import textwrap
 from dataclasses import dataclass
 from typing import Any
@@ -275,7 +276,9 @@ class ComparisonResult(Report):
 
     def files(self) -> dict[str, Writer]:
         (graph,) = self.protocol.datasets
-        return {f'comparison_{graph}.md': text_file(self.to_markdown)}
+        method = re.sub('[^a-z0-9]+', '-', self.protocol.methods[1].lower())
+        name = f'comparison_{graph}_{method.strip("-")}.md'  # bemap-sym
+        return {name: text_file(self.to_markdown)}
 
     def __str__(self) -> str:
         return comparison_summary(
