@@ -58,7 +58,7 @@ def plot_pareto(points: list[SweepPoint], dataset: str, path: str) -> None:
         ls='--',
         label='validation frontier',
     )
-    axes[0, 0].legend(loc='lower right', fontsize=8)
+    axes[0, 0].legend(loc='best', fontsize=8)  # clear of the points
     fig.suptitle(
         f'{dataset}: means over the paired seeds; filled: on the '
         "validation frontier; bars (test): 95 % intervals of the frontier's "
