@@ -65,6 +65,24 @@ def test_a_resample_makes_no_host_synchronisation(data):
         torch.cuda.set_sync_debug_mode('default')
 
 
+@pytest.mark.parametrize('layout', ['csr', 'csc', 'coo'])
+def test_a_sparse_adjacency_is_sampled_without_synchronisation(data, layout):
+    from torch_geometric import utils
+
+    convert = getattr(utils, f'to_torch_{layout}_tensor')
+    n = data.num_nodes
+    adj_t = convert(data.edge_index.as_tensor().flip(0), size=(n, n))
+    conv, info = BeMapConv(PassThrough()).train(), data.edge_index.bemap
+    for _ in range(2):  # the graph's plan, then the draw's CUDA graph
+        conv(data.x, adj_t, bemap=info)
+    torch.cuda.synchronize()
+    torch.cuda.set_sync_debug_mode('error')
+    try:
+        conv(data.x, adj_t, bemap=info)
+    finally:
+        torch.cuda.set_sync_debug_mode('default')
+
+
 def test_a_bemap_training_step_makes_no_host_synchronisation(data):
     model = to_bemap(GCN(data.num_features, 32, 2, 2)).to('cuda')
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)

@@ -142,6 +142,21 @@ def test_edge_level_arguments_are_masked_without_reading_a_value(data):
     assert ours(reads.sites) == []
 
 
+@pytest.mark.parametrize('layout', ['csr', 'csc', 'coo'])
+def test_a_sparse_adjacency_is_sampled_without_reading_a_value(data, layout):
+    from torch_geometric import utils
+
+    convert = getattr(utils, f'to_torch_{layout}_tensor')
+    n = data.num_nodes
+    adj_t = convert(data.edge_index.as_tensor().flip(0), size=(n, n))
+    conv, info = BeMapConv(PassThrough()).train(), data.edge_index.bemap
+    conv(data.x, adj_t, bemap=info)
+    with HostReads() as reads:
+        conv(data.x, adj_t, bemap=info)
+    # the layer reads nothing: every site counts, PyG's ones too
+    assert [s for s in reads.sites if not s.endswith(' draw_seed')] == []
+
+
 def test_the_detector_sees_what_synchronises():
     x = torch.arange(6.0)
     with HostReads() as reads:

@@ -117,6 +117,11 @@ def test_probe_and_bias_name_inputs_on_two_devices():
         distance_bias(h, elsewhere)
     with pytest.raises(ValueError, match=match):
         majority_ratio(edge_index, elsewhere)
+    for listed in (sens.tolist(), sens.numpy()):  # before any device
+        with pytest.raises(ValueError, match="'sens' must be a torch.Tensor"):
+            distance_bias(h, listed)
+        with pytest.raises(ValueError, match="'sens' must be a torch.Tensor"):
+            sensitive_attribute_probe(h, edge_index, listed)
 
 
 @pytest.mark.parametrize('bad', [float('nan'), float('inf')])

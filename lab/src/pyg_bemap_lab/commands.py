@@ -247,13 +247,17 @@ def run_reproduce(args: argparse.Namespace) -> None:
     report_type = RobustnessReport if args.robustness else ProtocolReport
     paths = report_type(protocol, store, chosen).write(args.out)
     more = f' and {len(paths) - 1} more files' if len(paths) > 1 else ''
-    for line in (
-        f'{len(store) - before} new runs, {len(store)} stored in {store.path}',
-        f'wrote {paths[0]}{more}',
-    ):  # a path on a line of its own where both do not fit
-        print(
-            textwrap.fill(line, break_long_words=False, break_on_hyphens=False)
-        )
+    new = f'{len(store) - before} new runs, {len(store)} stored in'
+    print(_with_path(new, store.path))
+    print(_with_path('wrote', f'{paths[0]}{more}'))
+
+
+def _with_path(text: str, path: str) -> str:
+    r""":obj:`text` and :obj:`path` on one line where they fit 80 columns,
+    else the path on a line of its own, whole (a path has no place to
+    break)."""
+    line = f'{text} {path}'
+    return line if len(line) <= 80 else f'{text}\n  {path}'
 
 
 def run_datasets(args: argparse.Namespace) -> None:

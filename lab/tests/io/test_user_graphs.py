@@ -74,6 +74,11 @@ def test_a_node_table_and_an_edge_list(tmp_path):
             "'gender' holds a different value on every row",
         ),
         (NODES.split('a,F')[0], EDGES, 'a header but no rows'),
+        (
+            NODES.replace(',F,', ',inf,').replace(',M,', ',1,'),
+            EDGES,
+            "'gender' holds infinite values",
+        ),
         (NODES.replace('b,M', 'a,M'), EDGES, "the id 'a' is on two rows"),
         (NODES.replace(',0,', ',1,'), EDGES, "'score' hold one class only"),
         (NODES.replace('1,30', 'yes,30'), EDGES, "'score' must be binary"),

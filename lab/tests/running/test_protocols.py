@@ -144,9 +144,9 @@ def test_quick_protocol_from_the_command_line(tmp_path, capsys):
     # a second call resumes: nothing left to run
     assert main(argv + ['--root', root, '--jobs', '1']) == 0
     said = capsys.readouterr().out
-    assert said.startswith('0 new runs') and 'wrote ' in said
-    assert all(  # but for a path longer than a line
-        len(line) <= 80 or ' ' not in line for line in said.splitlines()
+    assert said.startswith('0 new runs') and '\nwrote' in said
+    assert all(  # but for a path too long for a line, on a line of its own
+        len(line) <= 80 or line.startswith('  /') for line in said.splitlines()
     )
     # the report alone, from the stored runs
     path = osp.join(out, 'quick-max2.md')

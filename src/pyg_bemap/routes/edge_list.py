@@ -9,7 +9,6 @@ from torch import Tensor
 from torch_geometric.typing import SparseTensor
 from torch_geometric.utils import (
     is_torch_sparse_tensor,
-    to_edge_index,
     to_torch_csc_tensor,
     to_torch_csr_tensor,
 )
@@ -34,7 +33,7 @@ def edge_pairs(adj: Any) -> tuple[Tensor, Any]:
 
         return torch.stack([col, row]), rebuild_sparse
     if is_torch_sparse_tensor(adj):
-        index, value, in_order = _stored_entries(adj)  # transposed, as above
+        index, value = _stored_entries(adj)  # transposed, as above
         size = (adj.size(0), adj.size(1))
         layout = adj.layout
 
@@ -42,13 +41,11 @@ def edge_pairs(adj: Any) -> tuple[Tensor, Any]:
             kept = sample.positions
             kept_index = index.index_select(1, kept)
             kept_value = value.index_select(0, kept)
-            if layout != torch.sparse_coo:  # kept entries stay in order
-                convert = _COMPRESSED[layout]
-                return convert(kept_index, kept_value, size, is_coalesced=True)
-            shape = size + kept_value.shape[1:]
-            return torch.sparse_coo_tensor(
-                kept_index, kept_value, shape, is_coalesced=in_order
-            )
+            if layout == torch.sparse_coo:  # not marked coalesced: see below
+                shape = size + kept_value.shape[1:]
+                return torch.sparse_coo_tensor(kept_index, kept_value, shape)
+            convert = _COMPRESSED[layout]  # kept entries stay in order
+            return convert(kept_index, kept_value, size, is_coalesced=True)
 
         return index.flip(0), rebuild
     if not isinstance(adj, Tensor):
@@ -68,28 +65,43 @@ _COMPRESSED = {
 }
 
 
-def _stored_entries(adj: Tensor) -> tuple[Tensor, Tensor, bool]:
+def _stored_entries(adj: Tensor) -> tuple[Tensor, Tensor]:
     r"""The (row, column) indices and the values of a :obj:`torch.sparse`
-    adjacency in the order it stores them, and whether a COO tensor is
-    coalesced (a subset of its entries then is too). The caller's tensor
-    is left as it is: PyG's :obj:`to_edge_index` marks a COO tensor as
-    coalesced, in place, whether it is or not.
+    adjacency in the order it stores them, with no host synchronisation
+    and the caller's tensor left as it is (PyG's :obj:`to_edge_index`
+    expands compressed indices with one, and marks a COO tensor as
+    coalesced, in place, whether it is or not: PyG's layers do it to the
+    graphs they get, so the mark says nothing of the order).
 
     Raises:
-        ValueError: If an uncoalesced COO adjacency's values require
-            gradients (torch gives its stored values none).
+        ValueError: If gradients are to flow to the values of a COO
+            adjacency that is not marked coalesced (torch gives its stored
+            values none).
     """
-    if adj.layout != torch.sparse_coo:
-        index, value = to_edge_index(adj)
-        return index, value, True
-    if adj.is_coalesced():
-        return adj.indices(), adj.values(), True
-    if adj.requires_grad:
+    if adj.layout == torch.sparse_csr:
+        rows = _expanded(adj.crow_indices(), adj.col_indices().numel())
+        return torch.stack([rows, adj.col_indices().long()]), adj.values()
+    if adj.layout == torch.sparse_csc:
+        columns = _expanded(adj.ccol_indices(), adj.row_indices().numel())
+        return torch.stack([adj.row_indices().long(), columns]), adj.values()
+    if not (adj.requires_grad and torch.is_grad_enabled()):
+        return adj._indices(), adj._values()
+    if not adj.is_coalesced():
         raise ValueError(
             'An uncoalesced torch.sparse COO adjacency whose values require '
             "gradients cannot be sampled; pass 'adj.coalesce()'"
         )
-    return adj._indices(), adj._values(), False
+    return adj._indices(), adj.values()  # in stored order, differentiable
+
+
+def _expanded(pointer: Tensor, num_entries: int) -> Tensor:
+    r"""The index along the compressed dimension of every entry, from the
+    :obj:`pointer` of a CSR or CSC tensor (its output size given, so no
+    host synchronisation)."""
+    counts = pointer.diff()
+    return torch.arange(
+        counts.numel(), device=pointer.device
+    ).repeat_interleave(counts, output_size=num_entries)
 
 
 def edge_level_args_given(

@@ -188,9 +188,10 @@ def check_edge_index(
 
 def check_same_device(**tensors: Tensor | None) -> None:
     r"""Raises a :class:`ValueError` if the given tensors live on different
-    devices.
-    """
-    devices = {name: t.device for name, t in tensors.items() if t is not None}
+    devices (what is not a tensor is left to the checks of its own)."""
+    devices = {
+        name: t.device for name, t in tensors.items() if isinstance(t, Tensor)
+    }
     if len(set(devices.values())) > 1:
         listing = ', '.join(f"'{k}' on {v}" for k, v in devices.items())
         raise ValueError(

@@ -205,6 +205,11 @@ def _groups(column: pd.Series, nodes: str, sens_col: str) -> np.ndarray:
     r"""The group of every row, :math:`0, \ldots, G - 1` in the order of
     the sorted values, from a column of categories."""
     numeric = pd.api.types.is_numeric_dtype(column)
+    if numeric and not np.isfinite(column).all():
+        raise ValueError(
+            f'{nodes}: the column {sens_col!r} holds infinite values; every '
+            'node needs a known group'
+        )
     if numeric and not (column == column.round()).all():
         raise ValueError(
             f'{nodes}: the column {sens_col!r} holds non-integral values; '
