@@ -33,6 +33,7 @@ from tests.rules.test_draw import (
     star_graph,
 )
 from tests.test_candidates import CANDIDATES, candidate, needs_triton
+from tests.test_host_synchronisation import sparse_resample
 
 pytestmark = pytest.mark.cuda
 
@@ -67,18 +68,13 @@ def test_a_resample_makes_no_host_synchronisation(data):
 
 @pytest.mark.parametrize('layout', ['csr', 'csc', 'coo'])
 def test_a_sparse_adjacency_is_sampled_without_synchronisation(data, layout):
-    from torch_geometric import utils
-
-    convert = getattr(utils, f'to_torch_{layout}_tensor')
-    n = data.num_nodes
-    adj_t = convert(data.edge_index.as_tensor().flip(0), size=(n, n))
-    conv, info = BeMapConv(PassThrough()).train(), data.edge_index.bemap
+    resample = sparse_resample(data, layout)
     for _ in range(2):  # the graph's plan, then the draw's CUDA graph
-        conv(data.x, adj_t, bemap=info)
+        resample()
     torch.cuda.synchronize()
     torch.cuda.set_sync_debug_mode('error')
     try:
-        conv(data.x, adj_t, bemap=info)
+        resample()
     finally:
         torch.cuda.set_sync_debug_mode('default')
 
