@@ -23,7 +23,7 @@ from pyg_bemap_lab.reporting.statistics import (
     PairedDifference,
 )
 from pyg_bemap_lab.reporting.tables import paired_differences, unreported
-from pyg_bemap_lab.reporting.verdicts import format_difference
+from pyg_bemap_lab.reporting.verdicts import COVERAGE, format_difference
 from pyg_bemap_lab.run_config import Chosen, RunConfig
 from pyg_bemap_lab.running.degenerate import KINDS, degenerate, one_class
 from pyg_bemap_lab.running.planning import (
@@ -313,9 +313,7 @@ def _markdown(
         'hyper-parameters (the rate chosen on validation is marked *), '
         'under each candidate selection rule (the default one marked so), '
         f'on the first {counts[0]} and all '
-        f'{counts[-1]} paired seeds. Differences in points, 95 % '
-        'percentile-bootstrap intervals (which cover less than 95 % with '
-        'few seeds: for normal differences about 90 % at 10, 94 % at 30); '
+        f'{counts[-1]} paired seeds. Differences in points, {COVERAGE}; '
         'a * after an interval marks a difference whose '
         'interval excludes 0 and whose paired sign-flip test gives p < '
         f'0.05 (exact up to {EXACT_UP_TO} seeds; beyond, '

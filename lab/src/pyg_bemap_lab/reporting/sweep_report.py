@@ -15,7 +15,11 @@ from pyg_bemap_lab.reporting.sweep_points import (
     sweep_points,
     validation_choice,
 )
-from pyg_bemap_lab.reporting.verdicts import format_difference, significant
+from pyg_bemap_lab.reporting.verdicts import (
+    COVERAGE,
+    format_difference,
+    significant,
+)
 from pyg_bemap_lab.running.protocols import Protocol
 from pyg_bemap_lab.selection import DEFAULT_RULE, RULES
 
@@ -151,8 +155,7 @@ def sweep_summary(
                 f'paired seeds): {_differences(choice.healthy)}'
             )
         text += (
-            ' (* where the 95 % percentile-bootstrap interval, narrower '
-            'than 95 % with few seeds, excludes 0 and p < 0.05).'
+            f' (intervals: {COVERAGE}; * where one excludes 0 and p < 0.05).'
         )
         lines += textwrap.wrap(text, width)
     return '\n'.join(lines)
