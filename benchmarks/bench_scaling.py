@@ -8,8 +8,8 @@ For each size, measured in one run:
   and peak extra memory;
 * one full-batch training step (forward, backward, Adam) of a 2-layer GCN
   (128 hidden): PyG's on the edge list, unless its per-edge messages
-  cannot fit in the memory available, and :obj:`to_bemap` of it on the
-  transformed data (a sparse adjacency of the sample);
+  cannot fit in the memory free on the device, and :obj:`to_bemap` of it
+  on the transformed data (a sparse adjacency of the sample);
 * with :obj:`--loader`, one epoch of BeMap-GCN over the training nodes
   with :obj:`NeighborLoader` mini-batches (10 and 10 neighbours, batches of
   2048, needs torch-sparse or pyg-lib).
@@ -99,8 +99,20 @@ def message_bytes(data):
     return 2 * data.edge_index.size(1) * HIDDEN * 4
 
 
+def free_bytes(device):
+    r"""The memory a step can take on :obj:`device`: on CUDA the device's
+    free memory and the blocks torch's allocator holds unused, elsewhere
+    the host's available memory."""
+    if device.type != 'cuda':
+        return psutil.virtual_memory().available
+    unused = torch.cuda.memory_reserved(device)
+    unused -= torch.cuda.memory_allocated(device)
+    return torch.cuda.mem_get_info(device)[0] + unused
+
+
 def vanilla_fits(data):
-    return message_bytes(data) < 0.9 * psutil.virtual_memory().available
+    free = free_bytes(data.edge_index.device)
+    return message_bytes(data) < 0.9 * free
 
 
 def models(data, device):
@@ -211,6 +223,8 @@ def run(million_edges, budget_mib, device, with_loader):
     row = timings(million_edges, budget_mib * 2**20, device, with_loader)
     print(report_times(row), flush=True)
     gc.collect()
+    if device.type == 'cuda':  # the probe's process needs what was cached
+        torch.cuda.empty_cache()
     env = dict(os.environ, MALLOC_MMAP_THRESHOLD_=MMAP_THRESHOLD)
     probe = subprocess.run(
         [
