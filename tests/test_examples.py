@@ -78,6 +78,16 @@ def test_resample_and_step_benchmarks_run():
         assert len(line) <= 80
 
 
+def test_end_to_end_benchmark_runs():
+    out = run(
+        'benchmarks/bench_end_to_end.py', '--pairs', '1', '--epochs', '2'
+    )
+    assert 'BeMap / vanilla: median' in out
+    assert 'without the first epoch: median' in out
+    assert out.count('1st ms') == 1 and out.count('nba ') == 2
+    assert max(map(len, out.splitlines())) <= 80
+
+
 @pytest.mark.parametrize(
     'script', ['bench_resample.py', 'bench_step.py', 'bench_scaling.py']
 )
