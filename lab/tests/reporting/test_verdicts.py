@@ -53,3 +53,7 @@ def test_no_verdict_without_runs_or_with_too_few_seeds():
     assert verdict(dict(acc=few, auc=few, sp=few, eo=few)) == (
         'no verdict: 3 paired seeds, a mark needs at least 6'
     )
+    one = diff(-3.0, nan, nan, p_value=1.0, seeds=1)
+    assert verdict(dict(acc=one, auc=one, sp=one, eo=one)) == (
+        'no verdict: 1 paired seed, a mark needs at least 6'
+    )

@@ -51,8 +51,8 @@ def verdict(diffs: dict[str, PairedDifference]) -> str:
         return 'no verdict: no paired runs'
     if seeds < fewest_seeds():
         return (
-            f'no verdict: {seeds} paired seeds, a mark needs at least '
-            f'{fewest_seeds()}'
+            f'no verdict: {seeds} paired seed{"s" * (seeds > 1)}, a mark '
+            f'needs at least {fewest_seeds()}'
         )
     fairer = [m for m in ('sp', 'eo') if significant(diffs[m])]
     lower = [m for m in fairer if diffs[m].mean < 0]
