@@ -181,6 +181,9 @@ def test_help(command, capsys, monkeypatch):
     assert max(len(line) for line in out.splitlines()) <= 80
     if command in ('compare', 'reproduce'):  # the model behind the results
         assert 'input_dropout' in ' '.join(out.split())
+    if command in ('compare', 'train'):  # rule: title, no nested brackets
+        rule = 'val-fair: fairness-aware (validation);'
+        assert rule in ' '.join(out.split())
 
 
 def test_a_report_needs_stored_runs(capsys, tmp_path):

@@ -140,7 +140,7 @@ def add_selection(
         metavar='RULE',
         default=DEFAULT_RULE,
         help='the reported epoch: '
-        + '; '.join(f'{rule} ({RULES[rule]})' for rule in rules)
+        + '; '.join(f'{rule}: {RULES[rule]}' for rule in rules)
         + ' (default: %(default)s)',
     )
 
