@@ -147,8 +147,8 @@ class BeMapInfo:
                 :obj:`edge_index[1]` to :obj:`edge_index[0]`; such a
                 sampler is kept apart. (default: :obj:`False`)
         """
-        sampler = self._samplers.get(flipped)
-        if sampler is not None and sampler.matches(graph):
+        sampler = self.kept_sampler(graph, flipped)
+        if sampler is not None:
             return sampler
         if not checked:
             check_edge_index(
@@ -169,6 +169,16 @@ class BeMapInfo:
         )
         self._samplers[flipped] = sampler
         return sampler
+
+    def kept_sampler(
+        self, graph: Any, flipped: bool = False
+    ) -> GraphSampler | None:
+        r"""The sampler kept for :obj:`graph`, unchanged since it was built
+        (see :meth:`sampler`), else :obj:`None`."""
+        sampler = self._samplers.get(flipped)
+        if sampler is not None and sampler.matches(graph):
+            return sampler
+        return None
 
     def describes(self, sens: Any, balance: Any) -> bool:
         r"""Whether :obj:`sens` and :obj:`balance` are the very tensors this

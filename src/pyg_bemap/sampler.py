@@ -98,7 +98,7 @@ class GraphSampler:
         self.num_groups = num_groups
         self._grouping = grouping
         self._identity = _identity(graph)
-        if _is_edge_list(graph):  # its memory is never another tensor's
+        if is_edge_list(graph):  # its memory is never another tensor's
             self._pinned = plain_tensor(graph)
         self._plans: dict[tuple[float, int, str], SamplingPlan] = {}
         self._draws: dict[tuple[float, int, str], SeededReplay] = {}
@@ -127,7 +127,7 @@ class GraphSampler:
     def matches(self, graph: Any) -> bool:
         r"""Whether the sampler was built for :obj:`graph`, unchanged
         since."""
-        if _is_edge_list(graph):
+        if is_edge_list(graph):
             return _identity(graph) == self._identity
         # the referent itself: weak references compare live referents with
         # ==, which a sparse tensor answers with an error
@@ -196,7 +196,7 @@ def _identity(graph: Any) -> Any:
     r"""What tells one graph from another: an edge list by its memory and
     version counter, anything else by object identity (a weak reference,
     so that a new object never takes a dead one's place)."""
-    if _is_edge_list(graph):
+    if is_edge_list(graph):
         plain = plain_tensor(graph)
         return (
             plain.data_ptr(),
@@ -208,5 +208,7 @@ def _identity(graph: Any) -> Any:
     return weakref.ref(graph)
 
 
-def _is_edge_list(graph: Any) -> bool:
+def is_edge_list(graph: Any) -> bool:
+    r"""Whether :obj:`graph` is an edge list (a dense tensor), not a
+    sparse adjacency."""
     return isinstance(graph, Tensor) and graph.layout == torch.strided

@@ -31,6 +31,7 @@ from pyg_bemap import (
 )
 from pyg_bemap.routes.gcn import computes_gcn
 from pyg_bemap.routes.sparse import same_on_sparse
+from pyg_bemap.rules.quotas import STRATEGIES
 from tests.conftest import random_graph
 
 CONVS = {
@@ -140,7 +141,7 @@ def test_eval_builds_the_full_sparse_graph_once():
 
 
 @pytest.mark.parametrize('name', list(CONVS))
-@pytest.mark.parametrize('strategy', ['balance', 'uniform', 'degree'])
+@pytest.mark.parametrize('strategy', STRATEGIES)
 def test_training_runs_the_inner_conv_on_the_fair_sample(name, strategy):
     data = prepared()
     inner = CONVS[name]()

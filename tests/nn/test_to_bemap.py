@@ -251,7 +251,7 @@ def test_a_single_layer(data):
 
 
 def test_refusals_name_the_layer():
-    with pytest.raises(ValueError, match=r"'convs.1' \(GCNConv.*cached=True"):
+    with pytest.raises(ValueError, match=r"'convs.1': GCNConv.*cached=True"):
         model = GCN(8, 16, num_layers=2)
         model.convs[1].cached = True
         to_bemap(model)

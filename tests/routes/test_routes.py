@@ -13,10 +13,18 @@ from torch_geometric.nn import (
     SGConv,
     TAGConv,
 )
+from torch_geometric.typing import WITH_TORCH_SPARSE, SparseTensor
+from torch_geometric.utils import to_torch_csr_tensor
 
+import pyg_bemap.routes as routes
 from pyg_bemap import BalanceAwareSampling, BeMapConv
 from pyg_bemap.datasets import load_nba
-from pyg_bemap.routes import edge_list, fast_route, gcn, sparse
+from pyg_bemap.routes import (
+    edge_list_route,
+    fast_route,
+    gcn_route,
+    sparse_route,
+)
 from tests.conftest import random_graph
 
 FLOWS = {
@@ -41,12 +49,15 @@ def pair(make):
 
 
 def test_the_fast_route_of_each_layer():
-    assert fast_route(GCNConv(8, 4), 'auto', torch.float32) is gcn
-    assert fast_route(SAGEConv(8, 4), 'auto', torch.float64) is sparse
-    assert fast_route(GCNConv(8, 4), 'edge_index', torch.float32) is edge_list
-    assert fast_route(GCNConv(8, 4), 'auto', torch.float16) is edge_list
+    assert fast_route(GCNConv(8, 4), 'auto', torch.float32) is gcn_route
+    assert fast_route(SAGEConv(8, 4), 'auto', torch.float64) is sparse_route
+    assert (
+        fast_route(GCNConv(8, 4), 'edge_index', torch.float32)
+        is edge_list_route
+    )
+    assert fast_route(GCNConv(8, 4), 'auto', torch.float16) is edge_list_route
     flow = GCNConv(8, 4, flow='target_to_source')
-    assert fast_route(flow, 'auto', torch.float32) is edge_list
+    assert fast_route(flow, 'auto', torch.float32) is edge_list_route
 
 
 @pytest.mark.parametrize('name', list(FLOWS))
@@ -111,3 +122,37 @@ def test_hooks_and_other_arguments_take_the_edge_list(data):
         data.x, data.edge_index, weight
     )
     assert torch.equal(out, expected)
+
+
+GRAPH_FORMS = {
+    'edge list, flow target_to_source': lambda plain, n: plain,
+    'torch.sparse CSR': lambda plain, n: to_torch_csr_tensor(
+        plain.flip(0), size=(n, n)
+    ),
+    'SparseTensor': lambda plain, n: SparseTensor(
+        row=plain[1], col=plain[0], sparse_sizes=(n, n)
+    ),
+}
+
+
+@pytest.mark.parametrize('form', GRAPH_FORMS)
+def test_a_training_call_reads_the_pairs_only_to_build_a_sampler(
+    form, monkeypatch
+):
+    # the pairs of such a graph are a copy of its edges: a call whose
+    # sampler is kept has no use for them
+    if form == 'SparseTensor' and not WITH_TORCH_SPARSE:
+        pytest.skip('needs torch-sparse')
+    data = BalanceAwareSampling()(random_graph(60, 600, 2, 0, simple=True))
+    read = []
+    pairs_of = routes.edge_pairs
+    monkeypatch.setattr(
+        routes, 'edge_pairs', lambda adj: read.append(1) or pairs_of(adj)
+    )
+    graph = GRAPH_FORMS[form](data.edge_index.as_tensor(), data.num_nodes)
+    flow = 'target_to_source' if form.startswith('edge') else None
+    conv = BeMapConv(SAGEConv(8, 16, **({'flow': flow} if flow else {})))
+    info = data.edge_index.bemap
+    for _ in range(3):
+        conv(data.x, graph, bemap=info).sum().backward()
+    assert len(read) == 1

@@ -18,6 +18,7 @@ from pyg_bemap.rules.draw import (
     neighbour_weights,
     sampling_plan,
 )
+from pyg_bemap.rules.quotas import STRATEGIES
 from tests.conftest import random_graph
 from tests.reference import (
     assert_rule_4,
@@ -81,7 +82,7 @@ def test_fair_quotas_three_groups():
     seed=st.integers(0, 2**16),
     beta=st.sampled_from([0.0, 0.1, 0.25, 0.5, 1.0]),
     min_keep=st.integers(0, 6),
-    strategy=st.sampled_from(['balance', 'uniform', 'degree']),
+    strategy=st.sampled_from(STRATEGIES),
 )
 def test_rule_4_property(
     num_nodes, num_edges, num_groups, seed, beta, min_keep, strategy
@@ -336,6 +337,8 @@ def test_degree_weights_use_out_degree_to_the_three_quarters():
     assert (
         neighbour_weights('balance', balance, grouping.out_degree) is balance
     )
+    with pytest.raises(ValueError, match="Unknown strategy 'degre'"):
+        neighbour_weights('degre', balance, grouping.out_degree)
 
 
 def test_degree_strategy_prefers_high_degree_neighbours():

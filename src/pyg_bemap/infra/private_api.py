@@ -1,5 +1,5 @@
 r"""Every private API of torch and PyG that the library relies on, in one
-place: ``tests/utils/test_private_api.py`` fails loudly when one of them
+place: ``tests/infra/test_private_api.py`` fails loudly when one of them
 changes or disappears in a new release."""
 
 from contextlib import AbstractContextManager

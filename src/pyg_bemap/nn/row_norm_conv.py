@@ -9,7 +9,6 @@ from torch_geometric.utils import (
     add_self_loops,
     is_torch_sparse_tensor,
     remove_self_loops,
-    spmm,
     to_edge_index,
 )
 
@@ -81,10 +80,6 @@ class RowNormConv(MessagePassing):
         r"""Whether :class:`~pyg_bemap.BeMapConv` hands the layer a sparse
         adjacency: with :obj:`torch_sparse`, where it is one product."""
         return WITH_TORCH_SPARSE
-
-    def message_and_aggregate(self, adj_t: Any, x: Tensor) -> Tensor:
-        # For propagate() on a sparse adjacency (a torch.sparse one).
-        return spmm(adj_t, x, reduce=self.aggr)
 
     def __repr__(self) -> str:
         return (

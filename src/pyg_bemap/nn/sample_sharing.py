@@ -16,11 +16,13 @@ whatever ran before (another model, a training-mode call without a
 backward pass); a layer's generator alone decides its samples; and each
 thread has its own passes. Calling :obj:`model.forward(...)` instead of
 :obj:`model(...)` is no call of the model: each layer is then a pass of
-its own. Nothing is process-wide, and nothing of a finished pass is held:
-the outermost call's frame keeps a token of its pass as a local of its own,
-which dies with the call, and the graph's sampler keeps the current sample
-of each thread with a weak reference to that token (holding the frame
-kept its model and inputs alive after the pass).
+its own. Nothing is process-wide, and a finished pass keeps no model or
+input alive: the outermost call's frame keeps a token of its pass as a
+local of its own, which dies with the call, and the graph's sampler keeps
+the last sample of each thread, setting and generator (its mask and the
+layouts routes built from it, until that thread's next pass) beside a
+weak reference to that token (holding the frame kept its model and
+inputs alive after the pass).
 
 **Activation checkpointing.** Every training call also draws a *ticket*
 from torch's default CPU generator, whose state

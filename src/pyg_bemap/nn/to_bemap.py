@@ -144,12 +144,6 @@ def _wrap(
                 f'{options}; convert the vanilla model instead'
             )
         return layer
-    if getattr(layer, 'cached', False):
-        raise ValueError(
-            f"to_bemap cannot convert '{name}' ({layer}): it caches its "
-            f'normalised graph (cached=True) and would reuse the first '
-            f'sampled neighbourhood forever; build it with cached=False'
-        )
     try:
         return BeMapConv(layer, **options)
     except ValueError as error:

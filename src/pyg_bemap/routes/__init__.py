@@ -8,34 +8,34 @@ sample (training) and calls the layer.
     * - route
       - layers
       - the graph the layer gets
-    * - :obj:`edge_list`
+    * - :obj:`edge_list_route`
       - any
       - the edges as given, or the kept edges with every edge-level
         argument masked alike
-    * - :obj:`sparse`
+    * - :obj:`sparse_route`
       - those that compute the same function on a sparse adjacency
         (``same_on_sparse`` in ``routes/sparse.py``)
       - a transposed sparse adjacency, built once per graph or sample
-    * - :obj:`gcn`
+    * - :obj:`gcn_route`
       - a plain :class:`~torch_geometric.nn.conv.GCNConv`
         (``computes_gcn`` in ``routes/gcn.py``)
       - none: GCN's propagation from the layer's own parameters
         (``routes/gcn.py``)
 
-The fast routes (:obj:`sparse`, :obj:`gcn`) are an optimisation that never
-changes a result or raises where the layer's own call would not, but for
-one thing: PyG's sparse products of the :obj:`sparse` route have no second
-derivative (docs/options.md, "Layouts", says which layers, and that
-:obj:`layout='edge_index'` has it). The
-route is chosen at every call from what the layer is then
+The fast routes (:obj:`sparse_route`, :obj:`gcn_route`) are an
+optimisation that never changes a result or raises where the layer's own
+call would not, but for one thing: PyG's sparse products of the
+:obj:`sparse_route` have no second derivative (docs/options.md,
+"Layouts", says which layers, and that :obj:`layout='edge_index'` has
+it). The route is chosen at every call from what the layer is then
 (``fast_route``, a few attribute reads); a call that it cannot honour
-(``honours``) takes the edge list: a graph without BeMap information
-or not an edge list, features that are not one dense matrix of the
-graph's nodes, inference mode, autocast, :func:`torch.compile`,
-:mod:`torch.func` transforms, edge-level
-or other arguments, hooks on the message passing (and, for :obj:`gcn`, on
-any module of the layer), and, for :obj:`sparse`, a graph with self-loops
-(in evaluation) or repeated edges.
+(``honours``) takes the edge list: a graph without BeMap information or
+not an edge list, features that are not one dense matrix of the graph's
+nodes, inference mode, autocast, :func:`torch.compile`, :mod:`torch.func`
+transforms, edge-level arguments, hooks on the message passing, and, for
+:obj:`gcn_route`, any other argument or a hook on any module of the
+layer, for :obj:`sparse_route`, a graph with self-loops (in evaluation)
+or repeated edges.
 """
 
 from collections.abc import Callable
@@ -56,6 +56,7 @@ from pyg_bemap.infra.sparse import quiet_sparse
 from pyg_bemap.routes.edge_list import (
     edge_level_args_given,
     edge_pairs,
+    kept_edges,
     mask_edge_level_args,
 )
 from pyg_bemap.routes.gcn import GCNGraph, computes_gcn, gcn_forward
@@ -66,16 +67,22 @@ from pyg_bemap.routes.sparse import (
     same_on_sparse,
     sampled_adjacency,
 )
-from pyg_bemap.sampler import GraphSampler, Sample, remembered
+from pyg_bemap.sampler import (
+    GraphSampler,
+    Sample,
+    is_edge_list,
+    remembered,
+)
 
 
 class GraphInput:
     r"""The graph a call received: as given, as the inner layer takes it (a
-    carrier becomes a plain tensor), its BeMap information, its (source,
-    target) pairs and its sampler (both found on first use). For a layer
-    whose messages flow from :obj:`edge_index[1]` to :obj:`edge_index[0]`
-    (:obj:`flow='target_to_source'`), the pairs are flipped, so that every
-    node's fair neighbourhood is drawn among the edges it aggregates."""
+    carrier becomes a plain tensor), its BeMap information and its sampler
+    (found on first use). For a layer whose messages flow from
+    :obj:`edge_index[1]` to :obj:`edge_index[0]`
+    (:obj:`flow='target_to_source'`), the sampler draws over the flipped
+    pairs, so that every node's fair neighbourhood is drawn among the edges
+    it aggregates."""
 
     def __init__(
         self, edge_index: Any, bemap: BeMapInfo | None, flow: str | None
@@ -93,38 +100,35 @@ class GraphInput:
             with outside_functorch_transforms():
                 self.plain = edge_index.as_subclass(Tensor)
         self.flipped = flow == 'target_to_source'
-        self._pairs: tuple[Tensor, Any] | None = None
         self._sampler: GraphSampler | None = None
 
     @property
     def is_edge_list(self) -> bool:
-        plain = self.plain
-        return isinstance(plain, Tensor) and plain.layout == torch.strided
-
-    def pairs(self) -> tuple[Tensor, Any]:
-        r"""The :obj:`[2, E]` pairs and the function that rebuilds the
-        graph's layout from a mask over them."""
-        if self._pairs is None:
-            pairs, rebuild = edge_pairs(self.plain)
-            self._pairs = (pairs.flip(0) if self.flipped else pairs, rebuild)
-        return self._pairs
+        return is_edge_list(self.plain)
 
     def kept_edges(self, sample: Sample) -> Any:
         r"""The graph in its layout, with the kept edges of :obj:`sample`
         only. Like the sample (drawn in ``BeMapConv._sample``), it is made
         outside any :mod:`torch.func` transform, as plain tensors: under a
-        transform, only these two reach the graph's pairs and sampler (the
+        transform, only these two reach the graph and its sampler (the
         fast routes, which would too, step aside)."""
         with outside_functorch_transforms():
-            return self.pairs()[1](sample)
+            return kept_edges(self.plain, sample)
 
     def sampler(self) -> GraphSampler:
-        r"""The graph's sampler (see :meth:`BeMapInfo.sampler`)."""
+        r"""The graph's sampler (see :meth:`BeMapInfo.sampler`); the
+        graph's pairs are read only when a new sampler is built."""
         if self._sampler is None:
-            assert self.info is not None
-            self._sampler = self.info.sampler(
-                self.given, self.pairs()[0], flipped=self.flipped
-            )
+            info = self.info
+            assert info is not None
+            self._sampler = info.kept_sampler(self.given, self.flipped)
+            if self._sampler is None:
+                pairs = edge_pairs(self.plain)
+                self._sampler = info.sampler(
+                    self.given,
+                    pairs.flip(0) if self.flipped else pairs,
+                    flipped=self.flipped,
+                )
         return self._sampler
 
 
@@ -143,7 +147,7 @@ class LayerCall(NamedTuple):
 Route = Callable[[LayerCall, GraphInput, Sample | None], Any]
 
 
-def edge_list(
+def edge_list_route(
     call: LayerCall, graph: GraphInput, sample: Sample | None
 ) -> Any:
     r"""The layer's own call on the edges, right for any layer."""
@@ -155,7 +159,9 @@ def edge_list(
     return call.conv(call.x, graph.kept_edges(sample), *args, **kwargs)
 
 
-def sparse(call: LayerCall, graph: GraphInput, sample: Sample | None) -> Any:
+def sparse_route(
+    call: LayerCall, graph: GraphInput, sample: Sample | None
+) -> Any:
     r"""The layer's call on a transposed sparse adjacency."""
     sampler = graph.sampler()
     kept = sample if sample is not None else sampler.whole()
@@ -164,7 +170,9 @@ def sparse(call: LayerCall, graph: GraphInput, sample: Sample | None) -> Any:
         return call.conv(call.x, adj, *call.args, **call.kwargs)
 
 
-def gcn(call: LayerCall, graph: GraphInput, sample: Sample | None) -> Any:
+def gcn_route(
+    call: LayerCall, graph: GraphInput, sample: Sample | None
+) -> Any:
     r"""GCN's propagation from the layer's own parameters."""
     sampler, dtype = graph.sampler(), call.x.dtype
     kept = sample if sample is not None else sampler.whole()
@@ -182,17 +190,17 @@ def choose_route(
 ) -> Route:
     r"""The route of a call: the layer's fast route, from what the layer is
     at this call (options changed since an earlier call count), when it
-    honours the call, else :func:`edge_list`."""
+    honours the call, else :func:`edge_list_route`."""
     x = call.x
     if (
         graph.info is None
         or not graph.is_edge_list
         or not isinstance(x, Tensor)
     ):
-        return edge_list
+        return edge_list_route
     route = fast_route(call.conv, layout, x.dtype)
-    if route is edge_list or not honours(route, call, graph, sample):
-        return edge_list
+    if route is edge_list_route or not honours(route, call, graph, sample):
+        return edge_list_route
     return route
 
 
@@ -204,10 +212,10 @@ def fast_route(conv: Any, layout: str, dtype: torch.dtype) -> Route:
         or dtype not in SPARSE_DTYPES
         or getattr(conv, 'flow', None) != 'source_to_target'
     ):
-        return edge_list
+        return edge_list_route
     if computes_gcn(conv):
-        return gcn
-    return sparse if same_on_sparse(conv) else edge_list
+        return gcn_route
+    return sparse_route if same_on_sparse(conv) else edge_list_route
 
 
 def honours(
@@ -227,7 +235,7 @@ def honours(
         or has_propagation_hooks(call.conv)
     ):
         return False
-    if route is gcn:  # it takes no other argument and calls no module
+    if route is gcn_route:  # it takes no other argument and calls no module
         given = [*call.args, *call.kwargs.values()]
         return all(a is None for a in given) and not has_module_hooks(
             call.conv

@@ -20,42 +20,40 @@ from pyg_bemap.sampler import Sample
 EDGE_LEVEL_ARGS = ('edge_weight', 'edge_attr', 'edge_type')
 
 
-def edge_pairs(adj: Any) -> tuple[Tensor, Any]:
-    r"""Returns the :obj:`[2, E]` (source, target) pairs of any graph layout
-    and a function that rebuilds the layout from the pairs a sample keeps
-    (gathered at its kept positions, so no host synchronisation on a GPU).
-    """
+def edge_pairs(adj: Any) -> Tensor:
+    r"""The :obj:`[2, E]` (source, target) pairs of any graph layout, in
+    the order of its stored edges."""
     if isinstance(adj, SparseTensor):
         row, col, _ = adj.coo()  # transposed: row = target, col = source
-
-        def rebuild_sparse(sample: Sample) -> SparseTensor:
-            return adj.index_select_nnz(sample.positions, layout='coo')
-
-        return torch.stack([col, row]), rebuild_sparse
+        return torch.stack([col, row])
     if is_torch_sparse_tensor(adj):
-        index, value = _stored_entries(adj)  # transposed, as above
-        size = (adj.size(0), adj.size(1))
-        layout = adj.layout
-
-        def rebuild(sample: Sample) -> Tensor:
-            kept = sample.positions
-            kept_index = index.index_select(1, kept)
-            kept_value = value.index_select(0, kept)
-            if layout == torch.sparse_coo:  # not marked coalesced: see below
-                shape = size + kept_value.shape[1:]
-                return torch.sparse_coo_tensor(kept_index, kept_value, shape)
-            convert = _COMPRESSED[layout]  # kept entries stay in order
-            return convert(kept_index, kept_value, size, is_coalesced=True)
-
-        return index.flip(0), rebuild
+        return _stored_entries(adj)[0].flip(0)  # transposed, as above
     if not isinstance(adj, Tensor):
         raise ValueError(
             f"'edge_index' must be a tensor, a SparseTensor or a "
             f'torch.sparse adjacency (got {type(adj).__name__})'
         )
-    return adj, lambda sample: masked_columns(
-        adj, sample.mask, sample.positions
-    )
+    return adj
+
+
+def kept_edges(adj: Any, sample: Sample) -> Any:
+    r""":obj:`adj` in its layout with the edges :obj:`sample` keeps only
+    (gathered at its kept positions, so no host synchronisation on a
+    GPU)."""
+    kept = sample.positions
+    if isinstance(adj, SparseTensor):
+        return adj.index_select_nnz(kept, layout='coo')
+    if not is_torch_sparse_tensor(adj):
+        return masked_columns(adj, sample.mask, kept)
+    index, value = _stored_entries(adj)
+    kept_index = index.index_select(1, kept)
+    kept_value = value.index_select(0, kept)
+    size = (adj.size(0), adj.size(1))
+    if adj.layout == torch.sparse_coo:  # not marked coalesced: see below
+        shape = size + kept_value.shape[1:]
+        return torch.sparse_coo_tensor(kept_index, kept_value, shape)
+    convert = _COMPRESSED[adj.layout]  # kept entries stay in order
+    return convert(kept_index, kept_value, size, is_coalesced=True)
 
 
 #: PyG's builders of the compressed layouts.

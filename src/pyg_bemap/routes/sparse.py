@@ -36,11 +36,11 @@ def same_on_sparse(conv: MessagePassing) -> bool:
     :class:`~pyg_bemap.RowNormConv`)."""
     kind = type(conv)
     declared = kind.__dict__.get('computes_same_on_sparse')
-    if declared is not None:
-        allowed = bool(declared(conv))
-    elif kind is GCNConv:
+    if declared is not None:  # the layer's own word, whatever it fuses
+        return bool(declared(conv))
+    if kind is GCNConv:
         allowed = not conv.improved
-    elif kind is SAGEConv:
+    elif kind is SAGEConv:  # PyG's spmm has no min or max on CUDA
         allowed = conv.aggr in ('mean', 'sum', 'add')
     else:
         allowed = kind in (SGConv, TAGConv, GraphConv, GINConv)

@@ -90,4 +90,6 @@ def neighbour_weights(
         return balance
     if strategy == 'degree':
         return out_degree.to(balance.dtype).pow(DEGREE_EXPONENT)
-    return None
+    if strategy == 'uniform':
+        return None
+    raise ValueError(f"Unknown strategy '{strategy}'")
