@@ -91,3 +91,24 @@ def test_bemap_samples_come_with_their_transpose(monkeypatch):
         x = data.x.clone().requires_grad_()
         second(first(x, data.edge_index), data.edge_index).sum().backward()
     assert len(sorts) == 6 and not any(sorts)  # two layers, three passes
+
+
+@pytest.mark.skipif(not WITH_TORCH_SPARSE, reason='needs torch-sparse')
+@pytest.mark.parametrize('half', [torch.bfloat16, torch.float16])
+@pytest.mark.parametrize('autocast', [False, True])
+def test_half_precision_on_a_sparse_tensor_as_on_the_edge_list(half, autocast):
+    # torch.sparse's CPU products take no half precision: the edge list's way
+    torch.manual_seed(0)
+    edge_index = torch.tensor([[0, 1, 2, 3, 4, 5, 5], [1, 2, 3, 4, 5, 0, 2]])
+    adj_t = SparseTensor(
+        row=edge_index[1], col=edge_index[0], sparse_sizes=(6, 6)
+    )
+    for channels in ((3, 5), (5, 3)):  # both orders of product and map
+        conv, x = RowNormConv(*channels), torch.randn(6, channels[0])
+        if not autocast:
+            conv, x = conv.to(half), x.to(half)
+        with torch.autocast('cpu', dtype=half, enabled=autocast):
+            expected = conv(x, edge_index)
+            out = conv(x, adj_t)
+        assert out.dtype == expected.dtype == half
+        assert torch.equal(out, expected)

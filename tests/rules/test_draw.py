@@ -337,6 +337,12 @@ def test_degree_weights_use_out_degree_to_the_three_quarters():
     assert (
         neighbour_weights('balance', balance, grouping.out_degree) is balance
     )
+    for dtype in (torch.float64, torch.float16, torch.bfloat16):
+        # the scores' dtype, which 'degree' does not use, changes nothing
+        other = neighbour_weights(
+            'degree', balance.to(dtype), grouping.out_degree
+        )
+        assert torch.equal(other, w)
     with pytest.raises(ValueError, match="Unknown strategy 'degre'"):
         neighbour_weights('degre', balance, grouping.out_degree)
 

@@ -33,6 +33,20 @@ warnings.filterwarnings(
 )
 
 
+#: Feature dtypes of torch.sparse's products (it has none for half
+#: precision on the CPU).
+SPARSE_DTYPES = (torch.float32, torch.float64)
+
+
+def sparse_product_takes(x: Tensor) -> bool:
+    r"""Whether torch.sparse's products (and :func:`sparse_product`)
+    compute with :obj:`x` as it is: of a dtype in :obj:`SPARSE_DTYPES`
+    and outside autocast, which would cast it to half precision."""
+    return x.dtype in SPARSE_DTYPES and not torch.is_autocast_enabled(
+        x.device.type
+    )
+
+
 @contextlib.contextmanager
 def quiet_sparse() -> Iterator[None]:
     r"""Runs sparse code that the package chose to run with torch's

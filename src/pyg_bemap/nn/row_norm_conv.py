@@ -12,7 +12,7 @@ from torch_geometric.utils import (
     to_edge_index,
 )
 
-from pyg_bemap.infra.sparse import sparse_product
+from pyg_bemap.infra.sparse import sparse_product, sparse_product_takes
 
 
 class RowNormConv(MessagePassing):
@@ -63,13 +63,14 @@ class RowNormConv(MessagePassing):
         self.lin.reset_parameters()
 
     def forward(self, x: Tensor, edge_index: Adj) -> Tensor:
-        if isinstance(edge_index, SparseTensor):
+        sparse_tensor = isinstance(edge_index, SparseTensor)
+        if sparse_tensor and sparse_product_takes(x):
             mean = _neighbourhood_mean(edge_index, x.dtype)
             if self.in_channels < self.out_channels:
                 return self.lin(mean(x))
             return mean(self.lin(x))
-        if is_torch_sparse_tensor(edge_index):  # rows are targets
-            edge_index = to_edge_index(edge_index)[0].flip(0)
+        if sparse_tensor or is_torch_sparse_tensor(edge_index):
+            edge_index = to_edge_index(edge_index)[0].flip(0)  # rows: targets
         edge_index, _ = remove_self_loops(edge_index)
         edge_index, _ = add_self_loops(edge_index, num_nodes=x.size(0))
         if self.in_channels < self.out_channels:

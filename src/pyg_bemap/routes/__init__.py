@@ -52,7 +52,7 @@ from pyg_bemap.infra.private_api import (
     has_propagation_hooks,
     outside_functorch_transforms,
 )
-from pyg_bemap.infra.sparse import quiet_sparse
+from pyg_bemap.infra.sparse import SPARSE_DTYPES, quiet_sparse
 from pyg_bemap.routes.edge_list import (
     edge_level_args_given,
     edge_pairs,
@@ -61,7 +61,6 @@ from pyg_bemap.routes.edge_list import (
 )
 from pyg_bemap.routes.gcn import GCNGraph, computes_gcn, gcn_forward
 from pyg_bemap.routes.sparse import (
-    SPARSE_DTYPES,
     graph_shape,
     masked_adjacency,
     same_on_sparse,

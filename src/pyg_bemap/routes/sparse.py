@@ -18,15 +18,11 @@ from torch_geometric.nn.conv import (
 from pyg_bemap.infra.sparse import MaskedAdjacency
 from pyg_bemap.sampler import GraphSampler, Sample, remembered
 
-#: Feature dtypes of the sparse layouts (torch.sparse has no CPU product
-#: for half precision); other dtypes take the edge list.
-SPARSE_DTYPES = (torch.float32, torch.float64)
-
 
 def same_on_sparse(conv: MessagePassing) -> bool:
     r"""Whether :obj:`conv` computes on a transposed sparse adjacency what it
     computes on the edge list, for a graph without self-loops or repeated
-    edges and features of a dtype in :obj:`SPARSE_DTYPES` (as
+    edges and features that torch.sparse's products take (as
     ``tests/nn/test_eval_promise.py`` checks, with and without
     :obj:`torch_sparse`): PyG's layers that do, by exact type (a subclass
     may change what the sparse path skips, e.g. :meth:`message`; not

@@ -89,7 +89,8 @@ def neighbour_weights(
     if strategy == 'balance':
         return balance
     if strategy == 'degree':
-        return out_degree.to(balance.dtype).pow(DEGREE_EXPONENT)
+        # in float32, the keys' dtype, not that of the scores it ignores
+        return out_degree.float().pow(DEGREE_EXPONENT)
     if strategy == 'uniform':
         return None
     raise ValueError(f"Unknown strategy '{strategy}'")
