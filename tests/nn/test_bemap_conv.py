@@ -600,6 +600,12 @@ def test_auto_layout_picks_sparse_for_fused_layers_only():
         assert isinstance(seen[-1], SparseTensor)
     with pytest.raises(ValueError, match='layout'):
         BeMapConv(GCNConv(8, 4), layout='dense')
+    conv = BeMapConv(GCNConv(8, 4))
+    conv.layout = 'edge-index'  # set after construction: no silent 'auto'
+    for mode in (conv.train, conv.eval):
+        mode()
+        with pytest.raises(ValueError, match="got 'edge-index'"):
+            conv(data.x, data.edge_index)
 
 
 def test_sparse_adjacency_is_shared_by_the_layers_of_a_pass():

@@ -131,10 +131,7 @@ class BeMapConv(MessagePassing):
                 f"('BeMapConv(<its inner layer>)')"
             )
         conv = inner_layer(conv, out_channels, args, kwargs)
-        if layout not in LAYOUTS:
-            raise ValueError(
-                f"'layout' must be one of {LAYOUTS} (got '{layout}')"
-            )
+        _check_layout(layout)
         if getattr(conv, 'cached', False):
             raise ValueError(
                 f'{conv} caches its normalised graph (cached=True) and would '
@@ -216,6 +213,7 @@ class BeMapConv(MessagePassing):
                 :obj:`edge_index` does not carry them. (default: :obj:`None`)
             **kwargs: Further keyword arguments of the inner layer.
         """
+        _check_layout(self.layout)  # also when set after construction
         graph = GraphInput(edge_index, bemap, getattr(self.conv, 'flow', None))
         sample = self._sample(graph) if self.training else None
         call = LayerCall(self.conv, self._arg_names, x, args, kwargs)
@@ -240,6 +238,11 @@ class BeMapConv(MessagePassing):
             f'min_keep={self.min_keep}, strategy={self.strategy!r}, '
             f'layout={self.layout!r})'
         )
+
+
+def _check_layout(layout: Any) -> None:
+    if layout not in LAYOUTS:
+        raise ValueError(f"'layout' must be one of {LAYOUTS} (got {layout!r})")
 
 
 _NO_INFORMATION = (
