@@ -209,5 +209,5 @@ def carrier_of(edge_index: Tensor, info: BeMapInfo) -> BeMapEdgeIndex:
 def get_bemap(edge_index: Any) -> BeMapInfo | None:
     r"""Returns the :class:`BeMapInfo` an :obj:`edge_index` carries, if any."""
     if isinstance(edge_index, BeMapEdgeIndex):
-        return edge_index.__dict__.get('bemap')
+        return getattr(edge_index, 'bemap', None)
     return None

@@ -552,11 +552,21 @@ def test_a_new_model_never_reuses_the_previous_models_sample():
 
 
 def SpyConv(*args, **kwargs):
-    r"""A GraphConv that records the graphs it is given (by a forward
-    pre-hook: a subclass would take the edge list, see same_on_sparse)."""
-    conv = GraphConv(*args, **kwargs)
-    conv.graphs = []
-    conv.register_forward_pre_hook(lambda m, a: m.graphs.append(a[1]))
+    r"""A GraphConv that records the graphs it is given."""
+    return recording(GraphConv(*args, **kwargs))
+
+
+def recording(conv):
+    r""":obj:`conv`, recording the graphs it is given in :obj:`conv.graphs`
+    by its own :obj:`forward` (a subclass, or a hook, would take the edge
+    list: see same_on_sparse and honours)."""
+    conv.graphs, forward = [], conv.forward
+
+    def recording(x, edge_index, *args, **kwargs):
+        conv.graphs.append(edge_index)
+        return forward(x, edge_index, *args, **kwargs)
+
+    conv.forward = recording
     return conv
 
 
@@ -593,11 +603,9 @@ def test_auto_layout_picks_sparse_for_fused_layers_only():
     assert plain.conv.graphs[-1].size(0) == 2
     assert not getattr(GATConv(8, 4), 'fuse', False)
     if WITH_TORCH_SPARSE:  # RowNormConv says it computes the same
-        seen = []
-        inner = RowNormConv(8, 4)
-        inner.register_forward_pre_hook(lambda m, a: seen.append(a[1]))
+        inner = recording(RowNormConv(8, 4))
         BeMapConv(inner)(data.x, data.edge_index)
-        assert isinstance(seen[-1], SparseTensor)
+        assert isinstance(inner.graphs[-1], SparseTensor)
     with pytest.raises(ValueError, match='layout'):
         BeMapConv(GCNConv(8, 4), layout='dense')
     conv = BeMapConv(GCNConv(8, 4))

@@ -31,6 +31,18 @@ def test_eval_path_adds_no_graph_break(data):
     for graph in (plain, data.edge_index):
         explained = torch._dynamo.explain(wrapped)(data.x, graph)
         assert explained.graph_break_count == count
+    # layers inside a model, which dynamo inlines: no break of BeMap's own
+    # (GCNConv breaks in PyG's add_remaining_self_loops, which dynamo may
+    # then meet once more per layer)
+    for make in (SAGEConv, GCNConv):
+        model = Net(make).eval()
+        for graph in (plain, data.edge_index):
+            torch._dynamo.reset()
+            explained = torch._dynamo.explain(model)(data.x, graph)
+            assert (explained.graph_break_count == 0) == (make is SAGEConv)
+            for reason in explained.break_reasons:
+                where = reason.user_stack[-1].filename
+                assert 'torch_geometric' in where, reason
 
 
 @pytest.mark.parametrize(

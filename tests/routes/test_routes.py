@@ -5,6 +5,7 @@ import copy
 
 import pytest
 import torch
+from torch.nn import Linear
 from torch_geometric.nn import (
     GCNConv,
     GINConv,
@@ -31,7 +32,7 @@ FLOWS = {
     'gcn': lambda **kw: GCNConv(8, 16, **kw),
     'sage': lambda **kw: SAGEConv(8, 16, **kw),
     'graph': lambda **kw: GraphConv(8, 16, **kw),
-    'gin': lambda **kw: GINConv(torch.nn.Linear(8, 16), **kw),
+    'gin': lambda **kw: GINConv(Linear(8, 16), **kw),
     'sg': lambda **kw: SGConv(8, 16, **kw),
     'tag': lambda **kw: TAGConv(8, 16, **kw),
 }
@@ -116,6 +117,16 @@ def test_hooks_and_other_arguments_take_the_edge_list(data):
     bemap.conv.lin.register_forward_hook(lambda *args: seen.append(1))
     bemap.eval()(data.x, data.edge_index)
     assert seen  # the hook saw the call: the layer's own
+    for make in (lambda: SAGEConv(8, 16), lambda: GINConv(Linear(8, 16))):
+        _, bemap = pair(make)  # layers of the sparse route
+        graphs = []
+        bemap.conv.register_forward_pre_hook(
+            lambda m, a, seen=graphs: seen.append(a[1])
+        )
+        for mode in (bemap.eval, bemap.train):
+            mode()(data.x, data.edge_index)
+        assert [graph.layout for graph in graphs] == [torch.strided] * 2
+        assert torch.equal(graphs[0], data.edge_index.as_tensor())
     weight = torch.rand(data.num_edges)
     expected = vanilla(data.x, data.edge_index.as_tensor(), weight)
     out = BeMapConv(copy.deepcopy(vanilla)).eval()(

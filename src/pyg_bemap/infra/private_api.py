@@ -2,6 +2,7 @@ r"""Every private API of torch and PyG that the library relies on, in one
 place: ``tests/infra/test_private_api.py`` fails loudly when one of them
 changes or disappears in a new release."""
 
+import contextlib
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -65,7 +66,11 @@ def inside_backward() -> bool:
 def outside_functorch_transforms() -> AbstractContextManager[Any]:
     r"""A block that runs as if no :mod:`torch.func` transform ran: its
     operations take and give plain tensors (for what does not depend on
-    the transformed inputs, such as a sample of the edges)."""
+    the transformed inputs, such as a sample of the edges). Where no
+    transform runs, or while :func:`torch.compile` traces (the block would
+    break its graph), it changes nothing."""
+    if torch.compiler.is_compiling() or not functorch_transforms_active():
+        return contextlib.nullcontext()
     return temporarily_clear_interpreter_stack()
 
 

@@ -32,10 +32,10 @@ it). The route is chosen at every call from what the layer is then
 (``honours``) takes the edge list: a graph without BeMap information or
 not an edge list, features that are not one dense matrix of the graph's
 nodes, inference mode, autocast, :func:`torch.compile`, :mod:`torch.func`
-transforms, edge-level arguments, hooks on the message passing, and, for
-:obj:`gcn_route`, any other argument or a hook on any module of the
-layer, for :obj:`sparse_route`, a graph with self-loops (in evaluation)
-or repeated edges.
+transforms, edge-level arguments, hooks on the message passing or on any
+module of the layer, and, for :obj:`gcn_route`, any other argument, for
+:obj:`sparse_route`, a graph with self-loops (in evaluation) or repeated
+edges.
 """
 
 from collections.abc import Callable
@@ -97,7 +97,9 @@ class GraphInput:
         self.plain = edge_index
         if isinstance(edge_index, BeMapEdgeIndex):
             with outside_functorch_transforms():
-                self.plain = edge_index.as_subclass(Tensor)
+                # a plain view (the carrier's ops give plain tensors), which
+                # torch.compile traces where it breaks on as_subclass
+                self.plain = edge_index.view_as(edge_index)
         self.flipped = flow == 'target_to_source'
         self._sampler: GraphSampler | None = None
 
@@ -195,6 +197,7 @@ def choose_route(
         graph.info is None
         or not graph.is_edge_list
         or not isinstance(x, Tensor)
+        or torch.compiler.is_compiling()
     ):
         return edge_list_route
     route = fast_route(call.conv, layout, x.dtype)
@@ -229,16 +232,13 @@ def honours(
         or x.size(0) != info.num_nodes
         or torch.is_inference_mode_enabled()
         or torch.is_autocast_enabled(x.device.type)
-        or torch.compiler.is_compiling()
         or functorch_transforms_active()
         or has_propagation_hooks(call.conv)
+        or has_module_hooks(call.conv)  # it would see another call, or none
     ):
         return False
-    if route is gcn_route:  # it takes no other argument and calls no module
-        given = [*call.args, *call.kwargs.values()]
-        return all(a is None for a in given) and not has_module_hooks(
-            call.conv
-        )
+    if route is gcn_route:  # it takes no other argument
+        return all(a is None for a in [*call.args, *call.kwargs.values()])
     if edge_level_args_given(call.arg_names, call.args, call.kwargs):
         return False
     loops, repeated = graph_shape(graph.sampler())
