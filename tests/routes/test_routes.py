@@ -7,6 +7,7 @@ import pytest
 import torch
 from torch.nn import Linear
 from torch_geometric.nn import (
+    GATConv,
     GCNConv,
     GINConv,
     GraphConv,
@@ -59,6 +60,12 @@ def test_the_fast_route_of_each_layer():
     assert fast_route(GCNConv(8, 4), 'auto', torch.float16) is edge_list_route
     flow = GCNConv(8, 4, flow='target_to_source')
     assert fast_route(flow, 'auto', torch.float32) is edge_list_route
+    # every layer of the sparse route keeps it (a lost optimisation would
+    # change no result, so no other test would notice)
+    for make in ('graph', 'gin', 'sg', 'tag'):
+        assert fast_route(FLOWS[make](), 'auto', torch.float32) is sparse_route
+    for conv in (GATConv(8, 4), SAGEConv(8, 4, aggr='max')):
+        assert fast_route(conv, 'auto', torch.float32) is edge_list_route
 
 
 @pytest.mark.parametrize('name', list(FLOWS))
