@@ -3,6 +3,7 @@ place: ``tests/infra/test_private_api.py`` fails loudly when one of them
 changes or disappears in a new release."""
 
 import contextlib
+import operator
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -44,17 +45,25 @@ MODULE_HOOKS = (
 )
 
 
+_hooks_of = operator.attrgetter(*MODULE_HOOKS)
+_global_hooks = operator.attrgetter(*('_global' + n for n in MODULE_HOOKS))
+
+
 def has_module_hooks(module: torch.nn.Module) -> bool:
     r"""Whether a hook would see a call of :obj:`module` or of one of its
     submodules, which code that computes their function without calling
-    them would skip."""
-    if any(getattr(modules, '_global' + name) for name in MODULE_HOOKS):
+    them would skip. (Asked at every call of a layer: a walk over the
+    modules' own dictionaries, several times faster than
+    :meth:`~torch.nn.Module.modules`.)"""
+    if any(_global_hooks(modules)):
         return True
-    return any(
-        getattr(child, name)
-        for child in module.modules()
-        for name in MODULE_HOOKS
-    )
+    todo = [module]
+    while todo:
+        current = todo.pop()
+        if any(_hooks_of(current)):
+            return True
+        todo.extend(m for m in current._modules.values() if m is not None)
+    return False
 
 
 def inside_backward() -> bool:
