@@ -52,7 +52,11 @@ from pyg_bemap.infra.private_api import (
     has_propagation_hooks,
     outside_functorch_transforms,
 )
-from pyg_bemap.infra.sparse import SPARSE_DTYPES, quiet_sparse
+from pyg_bemap.infra.sparse import (
+    SPARSE_DTYPES,
+    quiet_sparse,
+    sparse_product_takes,
+)
 from pyg_bemap.routes.edge_list import (
     edge_level_args_given,
     edge_pairs,
@@ -231,7 +235,7 @@ def honours(
         or x.dim() != 2
         or x.size(0) != info.num_nodes
         or torch.is_inference_mode_enabled()
-        or torch.is_autocast_enabled(x.device.type)
+        or not sparse_product_takes(x)  # autocast would cast it
         or functorch_transforms_active()
         or has_propagation_hooks(call.conv)
         or has_module_hooks(call.conv)  # it would see another call, or none
