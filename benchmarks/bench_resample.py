@@ -24,7 +24,6 @@ and on CUDA the time of the same pass replayed from a captured CUDA graph
 """
 
 import argparse
-import time
 
 import torch
 from timing import (
@@ -33,13 +32,13 @@ from timing import (
     add_device_argument,
     add_sizes_argument,
     chosen_device,
+    host_and_wall_ms,
     interleaved_median_times,
+    profile_calls,
     setup_line,
     synthetic_graph,
     use_candidate,
-    wall_clock,
 )
-from torch.profiler import ProfilerActivity, profile
 
 from pyg_bemap import BalanceAwareSampling, BeMapConv, balanced_edge_sample
 from pyg_bemap.datasets import load_nba
@@ -88,43 +87,10 @@ def measure(name, data, device, repeat):
     return edges, ours, ours / base, call / ours
 
 
-def host_and_wall_ms(fn, repeat):
-    r"""Milliseconds per call: until the host returns, and until the
-    device is done too."""
-    wall_clock()
-    start = time.perf_counter()
-    for _ in range(repeat):
-        fn()
-    host = time.perf_counter() - start
-    wall = wall_clock() - start
-    return host / repeat * 1e3, wall / repeat * 1e3
-
-
 def profile_pass(device, repeat):
     r"""Where the time of an NBA pass goes."""
     _, resample = training_pass(load_nba(), device)
-    for _ in range(5):
-        resample()
-    host, wall = host_and_wall_ms(resample, repeat)
-    print(f'NBA pass: {host:.3f} ms on the host, {wall:.3f} ms in all')
-    activities = [ProfilerActivity.CPU]
-    if device.type == 'cuda':
-        activities.append(ProfilerActivity.CUDA)
-    with profile(activities=activities) as prof:
-        for _ in range(repeat):
-            resample()
-        wall_clock()
-    kernels = [
-        event
-        for event in prof.key_averages()
-        if event.device_type.name != 'CPU'
-    ]
-    launched = sum(event.count for event in kernels) / repeat
-    busy = sum(event.self_device_time_total for event in kernels) / repeat
-    print(f'kernels per pass: {launched:.0f}, device time {busy / 1e3:.3f} ms')
-    for event in sorted(kernels, key=lambda e: -e.self_device_time_total)[:8]:
-        share = event.self_device_time_total / repeat / 1e3
-        print(f'  {share:7.3f} ms  {event.key[:58]}')
+    profile_calls('NBA pass', resample, device, repeat)
     if device.type == 'cuda':
         graph, _ = captured(resample)
         _, replay = host_and_wall_ms(graph.replay, repeat)

@@ -9,7 +9,12 @@ faster vanilla one. Target: at most 1x at every size (PyG's layer).
 Graphs: NBA and synthetic homophilous graphs of about 20 neighbours per
 node with the given millions of directed edges.
 
+With :obj:`--profile`, where the time of each of the three NBA steps goes
+instead: host and wall time, host synchronisations, kernels and device
+time.
+
     python benchmarks/bench_step.py [--sizes 0.1 0.5 2.2] [--device cuda]
+        [--profile]
 """
 
 import argparse
@@ -22,6 +27,7 @@ from timing import (
     add_sizes_argument,
     chosen_device,
     interleaved_median_times,
+    profile_calls,
     setup_line,
     synthetic_graph,
     training_step,
@@ -34,7 +40,9 @@ from pyg_bemap import BalanceAwareSampling, to_bemap
 from pyg_bemap.datasets import load_nba
 
 
-def measure(name, data, device, repeat):
+def three_steps(data, device):
+    r"""The vanilla steps on the edge list and on a CSR adjacency, and the
+    BeMap step, each called once (BeMap builds its sampler there)."""
     data = BalanceAwareSampling(sens_attr='s')(data.to(device))
     plain = data.edge_index.as_tensor()
     n = data.num_nodes
@@ -51,10 +59,15 @@ def measure(name, data, device, repeat):
     ]
     for step in steps:
         step()  # warm-up: BeMap builds its sampler here, once per graph
+    return plain.size(1), steps
+
+
+def measure(name, data, device, repeat):
+    num_edges, steps = three_steps(data, device)
     times = interleaved_median_times(steps, repeat)
     best = min(times[:2])
     print(
-        f'{name:<9}{plain.size(1):>11,}'
+        f'{name:<9}{num_edges:>11,}'
         + ''.join(f'{t * 1e3:>9.1f}' for t in times)
         + f'{times[2] / best:>7.2f}x'
     )
@@ -71,10 +84,19 @@ def main():
     )
     add_device_argument(parser)
     add_candidate_argument(parser)
+    parser.add_argument(
+        '--profile', action='store_true', help='where an NBA step spends'
+    )
     args = parser.parse_args()
     device = chosen_device(args.device)
     print(setup_line(device))
     use_candidate(args.candidate)
+    if args.profile:
+        _, steps = three_steps(load_nba(), device)
+        names = ['vanilla, edge list', 'vanilla, CSR', 'BeMap']
+        for name, step in zip(names, steps):
+            profile_calls(f'NBA step, {name}', step, device, args.repeat)
+        return
     print(f'{"":<20}{"vanilla":>18}{"BeMap":>9}{"BeMap":>8}')
     print(
         f'{"graph":<9}{"edges":>11}{"list":>9}{"CSR":>9}{"step":>9}'

@@ -7,12 +7,14 @@ import os.path as osp
 import sys
 import tempfile
 import time
+import warnings
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import torch
 from torch import Tensor
+from torch.profiler import ProfilerActivity, profile
 from torch_geometric.data import Data
 from torch_geometric.nn import MessagePassing
 
@@ -163,6 +165,81 @@ def interleaved_median_times(
             fn()
             fn_times.append(wall_clock() - start)
     return [float(np.median(fn_times)) for fn_times in times]
+
+
+def host_and_wall_ms(fn: Callable[[], object], repeat: int) -> tuple:
+    r"""Milliseconds per call of :obj:`fn`: until the host returns, and
+    until the device is done too."""
+    wall_clock()
+    start = time.perf_counter()
+    for _ in range(repeat):
+        fn()
+    host = time.perf_counter() - start
+    wall = wall_clock() - start
+    return host / repeat * 1e3, wall / repeat * 1e3
+
+
+def syncs_per_call(fn: Callable[[], object], device: torch.device) -> int:
+    r"""The host synchronisations of one call of :obj:`fn` on a CUDA
+    device (torch's sync debug mode, counted as its warnings); 0
+    elsewhere."""
+    if device.type != 'cuda':
+        return 0
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always')
+        torch.cuda.set_sync_debug_mode('warn')
+        try:
+            fn()
+        finally:
+            torch.cuda.set_sync_debug_mode('default')
+    return sum('synchroniz' in str(w.message) for w in caught)
+
+
+def profile_calls(
+    name: str, fn: Callable[[], object], device: torch.device, repeat: int
+) -> None:
+    r"""Prints where the time of a call of :obj:`fn` goes: host and wall
+    time, host synchronisations, and the kernels and device time
+    (:mod:`torch.profiler`) with the costliest kernels."""
+    for _ in range(5):
+        fn()
+    host, wall = host_and_wall_ms(fn, repeat)
+    syncs = syncs_per_call(fn, device)
+    print(
+        f'{name}: {host:.3f} ms on the host, {wall:.3f} ms in all, '
+        f'{syncs} syncs'
+    )
+    activities = [ProfilerActivity.CPU]
+    if device.type == 'cuda':
+        activities.append(ProfilerActivity.CUDA)
+    with profile(activities=activities) as prof:
+        for _ in range(repeat):
+            fn()
+        wall_clock()
+    kernels = [
+        event
+        for event in prof.key_averages()
+        if event.device_type.name != 'CPU'
+    ]
+    launched = sum(event.count for event in kernels) / repeat
+    busy = sum(event.self_device_time_total for event in kernels) / repeat
+    ops = sum(map(_is_outer_op, prof.events())) / repeat
+    print(
+        f'  {ops:.0f} torch ops, {launched:.0f} kernels a call, '
+        f'{busy / 1e3:.3f} ms device time'
+    )
+    for event in sorted(kernels, key=lambda e: -e.self_device_time_total)[:8]:
+        share = event.self_device_time_total / repeat / 1e3
+        print(f'  {share:7.3f} ms  {event.key[:58]}')
+
+
+def _is_outer_op(event: Any) -> bool:
+    r"""Whether a profiler event is a torch op called from Python, not
+    from another op (what launches kernels on a GPU)."""
+    parent = event.cpu_parent
+    return event.name.startswith('aten::') and (
+        parent is None or not parent.name.startswith('aten::')
+    )
 
 
 def resampler(prepared: Data) -> tuple[SamplingPlan, Callable[[], Tensor]]:

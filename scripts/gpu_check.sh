@@ -38,6 +38,7 @@ run resample "$PY" benchmarks/bench_resample.py --device "$DEVICE" \
 run profile "$PY" benchmarks/bench_resample.py --device "$DEVICE" \
     --profile
 run step "$PY" benchmarks/bench_step.py --device "$DEVICE"
+run step_profile "$PY" benchmarks/bench_step.py --device "$DEVICE" --profile
 run end_to_end "$PY" benchmarks/bench_end_to_end.py --device "$DEVICE" \
     --pairs 3
 for candidate in ${CANDIDATES:-}; do

@@ -71,7 +71,9 @@ def test_resample_and_step_benchmarks_run():
     )
     assert 'SBM 0.02M' in out and 'NBA:' in out and 'floor' in out
     out = run('benchmarks/bench_resample.py', '--profile', '--repeat', '2')
-    assert 'NBA pass:' in out and 'kernels per pass: 0' in out  # the CPU
+    assert 'NBA pass:' in out and '0 kernels a call' in out  # the CPU
+    out = run('benchmarks/bench_step.py', '--profile', '--repeat', '2')
+    assert out.count('NBA step, ') == 3 and out.count('torch ops') == 3
     out = run('benchmarks/bench_step.py', '--sizes', '0.02', '--repeat', '2')
     assert 'SBM 0.02M' in out and 'worst ratio' in out and '/ best' in out
     for line in out.splitlines():
