@@ -22,6 +22,9 @@ import pyg_bemap.routes as routes
 from pyg_bemap import BalanceAwareSampling, BeMapConv
 from pyg_bemap.datasets import load_nba
 from pyg_bemap.routes import (
+    GraphInput,
+    LayerCall,
+    choose_route,
     edge_list_route,
     fast_route,
     gcn_route,
@@ -51,21 +54,28 @@ def pair(make):
 
 
 def test_the_fast_route_of_each_layer():
-    assert fast_route(GCNConv(8, 4), 'auto', torch.float32) is gcn_route
-    assert fast_route(SAGEConv(8, 4), 'auto', torch.float64) is sparse_route
-    assert (
-        fast_route(GCNConv(8, 4), 'edge_index', torch.float32)
-        is edge_list_route
-    )
-    assert fast_route(GCNConv(8, 4), 'auto', torch.float16) is edge_list_route
+    assert fast_route(GCNConv(8, 4), 'auto') is gcn_route
+    assert fast_route(SAGEConv(8, 4), 'auto') is sparse_route
+    assert fast_route(GCNConv(8, 4), 'edge_index') is edge_list_route
     flow = GCNConv(8, 4, flow='target_to_source')
-    assert fast_route(flow, 'auto', torch.float32) is edge_list_route
+    assert fast_route(flow, 'auto') is edge_list_route
     # every layer of the sparse route keeps it (a lost optimisation would
     # change no result, so no other test would notice)
     for make in ('graph', 'gin', 'sg', 'tag'):
-        assert fast_route(FLOWS[make](), 'auto', torch.float32) is sparse_route
+        assert fast_route(FLOWS[make](), 'auto') is sparse_route
     for conv in (GATConv(8, 4), SAGEConv(8, 4, aggr='max')):
-        assert fast_route(conv, 'auto', torch.float32) is edge_list_route
+        assert fast_route(conv, 'auto') is edge_list_route
+
+
+@pytest.mark.parametrize('dtype', [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize('make', ['gcn', 'sage'])
+def test_half_precision_features_take_the_edge_list(data, dtype, make):
+    # torch.sparse's CPU products take no half precision
+    conv = FLOWS[make]().to(dtype)
+    graph = GraphInput(data.edge_index, None, conv.flow)
+    call = LayerCall(conv, (), data.x.to(dtype), (), {})
+    assert fast_route(conv, 'auto') is not edge_list_route
+    assert choose_route('auto', call, graph, None) is edge_list_route
 
 
 @pytest.mark.parametrize('name', list(FLOWS))

@@ -31,7 +31,8 @@ it). The route is chosen at every call from what the layer is then
 (``fast_route``, a few attribute reads); a call that it cannot honour
 (``honours``) takes the edge list: a graph without BeMap information or
 not an edge list, features that are not one dense matrix of the graph's
-nodes, inference mode, autocast, :func:`torch.compile`, :mod:`torch.func`
+nodes or of a dtype torch.sparse's products take (not half precision),
+inference mode, autocast, :func:`torch.compile`, :mod:`torch.func`
 transforms, edge-level arguments, hooks on the message passing or on any
 module of the layer, and, for :obj:`gcn_route`, any other argument, for
 :obj:`sparse_route`, a graph with self-loops (in evaluation) or repeated
@@ -52,11 +53,7 @@ from pyg_bemap.infra.private_api import (
     has_propagation_hooks,
     outside_functorch_transforms,
 )
-from pyg_bemap.infra.sparse import (
-    SPARSE_DTYPES,
-    quiet_sparse,
-    sparse_product_takes,
-)
+from pyg_bemap.infra.sparse import quiet_sparse, sparse_product_takes
 from pyg_bemap.routes.edge_list import (
     edge_level_args_given,
     edge_pairs,
@@ -204,18 +201,17 @@ def choose_route(
         or torch.compiler.is_compiling()
     ):
         return edge_list_route
-    route = fast_route(call.conv, layout, x.dtype)
+    route = fast_route(call.conv, layout)
     if route is edge_list_route or not honours(route, call, graph, sample):
         return edge_list_route
     return route
 
 
-def fast_route(conv: Any, layout: str, dtype: torch.dtype) -> Route:
+def fast_route(conv: Any, layout: str) -> Route:
     r"""The fastest route that computes what :obj:`conv` computes, from
-    what the layer is."""
+    what the layer is (:func:`honours` then asks the call)."""
     if (
         layout == 'edge_index'
-        or dtype not in SPARSE_DTYPES
         or getattr(conv, 'flow', None) != 'source_to_target'
     ):
         return edge_list_route
