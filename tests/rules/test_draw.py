@@ -299,6 +299,9 @@ def test_the_draw_does_not_depend_on_the_scale_of_the_weights(
     expected = mask(balance.double())
     assert torch.equal(mask(balance.double() * scale), expected)
     assert torch.equal(mask(balance.double() * 2.0**-140), expected)
+    # subnormal float32 weights (2**130 overflows float32)
+    tiny = balance.float() * 2.0**-130
+    assert torch.equal(mask(tiny), mask(tiny.double()))
 
 
 @pytest.mark.parametrize('chunks', list(CHUNKS))

@@ -217,7 +217,12 @@ def _near_one(weight: Tensor) -> Tensor:
     sample, is that of the weights as given wherever those fit float32."""
     if weight.numel() == 0:
         return weight
-    return torch.ldexp(weight, -torch.frexp(weight.max()).exponent)
+    exponent = torch.frexp(weight.max()).exponent
+    # in two steps: torch's ldexp (2.8's, at least) multiplies by
+    # 2**-exponent in the weight's dtype, which float32 cannot hold for
+    # subnormal weights (inf: every key tied); each half it can
+    half = exponent // 2
+    return torch.ldexp(torch.ldexp(weight, -half), half - exponent)
 
 
 def _blocks(width: Tensor, first_slot: Tensor) -> list[tuple[int, int, int]]:
