@@ -14,6 +14,7 @@ from pyg_bemap import (
     BeMapConv,
     balance_score,
     balanced_edge_sample,
+    diagnose,
     exact_counting_memory,
     hop_group_counts,
     to_bemap,
@@ -276,7 +277,11 @@ import torch
 from torch_geometric.nn.models import GCN, GraphSAGE
 from pyg_bemap import BalanceAwareSampling, to_bemap, fairness_report
 from pyg_bemap.datasets import load_nba
+from pyg_bemap.metrics import OnePredictedClassWarning
 warnings.simplefilter('error')  # from here on, what the run itself says
+# what the report says of an untrained model's predictions is no notice
+warnings.simplefilter('ignore', OnePredictedClassWarning)
+torch.manual_seed(0)
 data = BalanceAwareSampling()(load_nba().to('cuda'))
 for backbone in (GCN, GraphSAGE):
     model = to_bemap(backbone(data.num_features, 16, 2, 2)).to('cuda')
@@ -291,6 +296,11 @@ def test_training_and_evaluation_on_the_gpu_warn_nothing():
     result = run_python('-c', TRAIN_AND_EVALUATE)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == 'silent'
+
+
+def test_diagnose_on_the_gpu_as_on_the_cpu(data):
+    assert str(diagnose(data)) == str(diagnose(data.cpu()))
+    assert 0 <= diagnose(data, mlp=True).mlp_gap <= 1
 
 
 def test_a_vanilla_model_beside_a_bemap_one_synchronises_as_alone(data):

@@ -180,7 +180,7 @@ def _mean(values: Tensor) -> float:
 
 
 def _per_group(values: Tensor, group: Tensor, num_groups: int) -> list[float]:
-    total = torch.zeros(num_groups, dtype=torch.float64).index_add_(
+    total = values.new_zeros(num_groups, dtype=torch.float64).index_add_(
         0, group, values
     )
     size = torch.bincount(group, minlength=num_groups).double()
@@ -208,7 +208,7 @@ def _kept_edge_fraction(
 def _summary(values: Tensor) -> dict[str, float]:
     if values.numel() == 0:
         return {k: float('nan') for k in (*QUANTILES, 'mean')}
-    q = torch.quantile(values, torch.tensor(list(QUANTILES.values())).double())
+    q = torch.quantile(values, values.new_tensor(list(QUANTILES.values())))
     out = dict(zip(QUANTILES, q.tolist()))
     out['mean'] = float(values.mean())
     return out
