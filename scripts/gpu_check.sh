@@ -15,15 +15,22 @@ cd "$(dirname "$0")/.."
 DEVICE=${1:-cuda}
 PY=${PYTHON:-python}
 export PYTHONPATH="$PWD/src:$PWD/lab/src:$PWD${PYTHONPATH:+:$PYTHONPATH}"
-OUT=${OUT:-/tmp}/gpu_check
 SIZES=(0.5 2.2 16 100)  # bench_resample's, the baseline's too
-mkdir -p "$OUT"
+STEP_LIMIT=${STEP_LIMIT:-300}  # seconds for one step; then it FAILED
+# each step's output in LOGS, and all of them, step by step, in one file
+# in $OUT where the device tool sets it (it brings back 8 files at most,
+# and what its command left when stopped)
+LOGS=/tmp/gpu_check
+ALL=${OUT:-$LOGS}/gpu_check.log
+mkdir -p "$LOGS" && : > "$ALL"
 status=()
 run() {  # name, command...
     local name=$1; shift
-    if "$@" > "$OUT/$name.txt" 2>&1; then status+=("$name ok")
+    if timeout "$STEP_LIMIT" "$@" > "$LOGS/$name.txt" 2>&1; then
+        status+=("$name ok")
     else status+=("$name FAILED"); fi
-    tail -n 12 "$OUT/$name.txt"
+    { echo "=== ${status[-1]}"; cat "$LOGS/$name.txt"; } >> "$ALL"
+    tail -n 12 "$LOGS/$name.txt"
 }
 if [[ -n "${BASELINE:-}" ]]; then
     run baseline env PYTHONPATH="$BASELINE/src:$BASELINE/lab/src:$BASELINE" \
@@ -51,5 +58,5 @@ for candidate in ${CANDIDATES:-}; do
 done
 run scaling "$PY" benchmarks/bench_scaling.py --device "$DEVICE" \
     --sizes 16 100
-IFS='|'; echo "GPU CHECK: ${status[*]}"
+IFS='|'; echo "GPU CHECK: ${status[*]}" | tee -a "$ALL"
 [[ "${status[*]}" != *FAILED* ]]
