@@ -277,7 +277,7 @@ class _SparseProduct(torch.autograd.Function):
         ctx: Any,
         x: Tensor,
         csr: tuple[Tensor, Tensor, Tensor],
-        diagonal: Tensor | float | None,
+        diagonal: Tensor | float,
         transpose: Any,
     ) -> Tensor:
         ctx.value, ctx.diagonal, ctx.transpose = csr[2], diagonal, transpose
@@ -300,13 +300,13 @@ def sparse_product(
     col: Tensor,
     value: Tensor,
     x: Tensor,
-    diagonal: Tensor | float | None,
+    diagonal: Tensor | float,
     transpose: Callable[[], tuple[Tensor, Tensor, Tensor | None]],
 ) -> Tensor:
     r"""The product :math:`(\mathbf{A} + \mathrm{diag}(\mathbf{d}))
-    \mathbf{X}` of a square CSR matrix (plus an optional diagonal) and a
-    dense matrix, by one :func:`torch.addmm`, differentiable in
-    :math:`\mathbf{X}`; the library's one sparse autograd product.
+    \mathbf{X}` of a square CSR matrix plus a diagonal and a dense matrix,
+    by one :func:`torch.addmm`, differentiable in :math:`\mathbf{X}`; the
+    library's one sparse autograd product.
 
     Args:
         rowptr (torch.Tensor): The row pointers of :math:`\mathbf{A}`.
@@ -314,9 +314,8 @@ def sparse_product(
         value (torch.Tensor): Its values, of the dtype of :obj:`x`, without
             gradient.
         x (torch.Tensor): The dense matrix, :obj:`[N, F]`.
-        diagonal (torch.Tensor or float, optional): :math:`\mathbf{d}`, a
-            column :obj:`[N, 1]` without gradient, a number, or
-            :obj:`None`.
+        diagonal (torch.Tensor or float): :math:`\mathbf{d}`, a column
+            :obj:`[N, 1]` without gradient, or a number.
         transpose (callable): Returns the transpose's :obj:`(colptr, row,
             perm)`, :obj:`perm` taking the values into the transpose's
             order (:obj:`None`: the values are all equal); called by the
@@ -333,11 +332,8 @@ def _product(
     col: Tensor,
     value: Tensor,
     x: Tensor,
-    diagonal: Tensor | float | None,
+    diagonal: Tensor | float,
 ) -> Tensor:
     adj = csr_tensor(rowptr, col, value, (rowptr.numel() - 1, x.size(0)))
-    if diagonal is None:
-        base = x.new_empty(adj.size(0), x.size(1))
-        return torch.addmm(base, adj, x, beta=0.0)  # 'base' is ignored
     identity = not isinstance(diagonal, Tensor) and diagonal == 1
     return torch.addmm(x if identity else x * diagonal, adj, x)
