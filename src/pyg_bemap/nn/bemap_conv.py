@@ -93,7 +93,11 @@ class BeMapConv(MessagePassing):
             (default: :obj:`'auto'`)
         generator (torch.Generator, optional): The random generator of the
             samples, which alone decides them, whatever happens to the
-            global seed. (default: :obj:`None`, the global one)
+            global seed. It gives one seed per pass; the sample is drawn
+            on the graph's device either way, so a CPU generator suits a
+            graph on a GPU too (one on the GPU costs a host
+            synchronisation per pass, and none can be read while a CUDA
+            graph is captured). (default: :obj:`None`, the global one)
         *args (optional): The other positional arguments of the
             :class:`~torch_geometric.nn.conv.GCNConv` to build (e.g.
             :obj:`BeMapConv(16, 32, True)` for :obj:`GCNConv(16, 32, True)`).
