@@ -21,6 +21,8 @@ Where ``TRITON_INTERPRET=1``, the kernel runs on the CPU, slowly: that is
 how the tests check it without a GPU.
 """
 
+import weakref
+
 import torch
 import triton
 import triton.language as tl
@@ -38,7 +40,9 @@ REPLACES = 'pyg_bemap.sampler.draw_edge_mask'
 _PROGRAM_ENTRIES = 1024
 _ENTRIES_PER_THREAD = 8
 
-_layouts: dict[int, tuple[SamplingPlan, list[Tensor], Tensor]] = {}
+# per plan, by the id of its slots' edge ids (a tensor of its own), and
+# dropped when that tensor dies
+_layouts: dict[int, tuple[list[Tensor], Tensor]] = {}
 
 
 # offsets and row counts differ between blocks: one compilation serves all
@@ -131,7 +135,8 @@ def launch_shape(width: int) -> tuple[int, int, int]:
 def _layout(plan: SamplingPlan) -> tuple[list[Tensor], Tensor]:
     r"""Once per plan: every block's quota per row (int32), and the places
     of the tail's kept ranks (those of :obj:`plan.keep` in the tail)."""
-    known = _layouts.get(id(plan))  # it holds the plan: the id stays its
+    key = id(plan.edge_id)
+    known = _layouts.get(key)
     if known is None:
         quotas = []
         for offset, rows, width in plan.blocks:
@@ -140,5 +145,6 @@ def _layout(plan: SamplingPlan) -> tuple[list[Tensor], Tensor]:
             row = (plan.keep[inside] - offset) // width
             quotas.append(torch.bincount(row, minlength=rows).int())
         kept = torch.isin(plan.tail_slot, plan.keep).nonzero().view(-1)
-        known = _layouts[id(plan)] = (plan, quotas, kept)
-    return known[1], known[2]
+        known = _layouts[key] = (quotas, kept)
+        weakref.finalize(plan.edge_id, _layouts.pop, key, None)
+    return known
