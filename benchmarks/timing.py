@@ -79,12 +79,14 @@ def synthetic_graph(
     million_edges: float, num_features: int, device: torch.device
 ) -> Data:
     r"""A homophilous two-group graph with about 20 neighbours per node and
-    :obj:`million_edges` million directed edges, on :obj:`device`."""
+    :obj:`million_edges` million directed edges, built on :obj:`device`
+    (on a GPU in seconds, where the CPU takes minutes at 100M edges)."""
     from pyg_bemap.datasets import biased_sbm
 
     num_nodes = int(million_edges * 1e6 / 20)
-    data = biased_sbm(num_nodes, avg_degree=20.0, num_features=num_features)
-    return data.to(device)
+    return biased_sbm(
+        num_nodes, avg_degree=20.0, num_features=num_features, device=device
+    )
 
 
 def setup_line(device: torch.device) -> str:

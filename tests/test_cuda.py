@@ -8,6 +8,7 @@ import pytest
 import torch
 from torch_geometric.nn import MessagePassing
 from torch_geometric.nn.models import GCN
+from torch_geometric.utils import is_undirected
 
 from pyg_bemap import (
     BalanceAwareSampling,
@@ -19,7 +20,7 @@ from pyg_bemap import (
     hop_group_counts,
     to_bemap,
 )
-from pyg_bemap.datasets import load_nba
+from pyg_bemap.datasets import biased_sbm, load_nba
 from pyg_bemap.rules.draw import draw_edge_mask, group_edges, sampling_plan
 from pyg_bemap.settings import SamplerSettings
 from tests.conftest import random_graph, run_python
@@ -296,6 +297,15 @@ def test_training_and_evaluation_on_the_gpu_warn_nothing():
     result = run_python('-c', TRAIN_AND_EVALUATE)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == 'silent'
+
+
+def test_a_synthetic_graph_is_built_on_the_gpu():
+    # the GPU benchmarks build their graphs there
+    data = biased_sbm(5000, device='cuda')
+    assert all(value.is_cuda for _, value in data)
+    src, dst = data.edge_index
+    assert not bool((src == dst).any()) and is_undirected(data.edge_index)
+    assert abs(data.num_edges / data.num_nodes - 20) < 2
 
 
 def test_diagnose_on_the_gpu_as_on_the_cpu(data):
