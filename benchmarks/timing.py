@@ -169,7 +169,9 @@ def interleaved_median_times(
     return [float(np.median(fn_times)) for fn_times in times]
 
 
-def host_and_wall_ms(fn: Callable[[], object], repeat: int) -> tuple:
+def host_and_wall_ms(
+    fn: Callable[[], object], repeat: int
+) -> tuple[float, float]:
     r"""Milliseconds per call of :obj:`fn`: until the host returns, and
     until the device is done too."""
     wall_clock()
