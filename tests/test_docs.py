@@ -98,7 +98,6 @@ PUBLIC_MODULES = {
     'pyg_bemap.edge_index': 'edge_index',
     'pyg_bemap.bemap_info': 'bemap_info',
     'pyg_bemap.functional': 'functional',
-    'pyg_bemap.utils': 'utils',
     'pyg_bemap.metrics': 'metrics',
     'pyg_bemap.datasets': 'datasets',
 }
