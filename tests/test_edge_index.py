@@ -78,6 +78,34 @@ def test_deepcopy_copies_memory():
     assert out.bemap.sens.data_ptr() != edge_index.bemap.sens.data_ptr()
 
 
+def saved_and_loaded(edge_index):
+    buffer = io.BytesIO()
+    torch.save(edge_index, buffer)
+    buffer.seek(0)
+    return torch.load(buffer)
+
+
+@pytest.mark.parametrize(
+    'op',
+    [
+        lambda e: e,
+        lambda e: e.clone(),
+        lambda e: e.to(torch.int),
+        lambda e: e.detach(),
+        lambda e: e.contiguous(),
+        copy.deepcopy,
+        saved_and_loaded,
+    ],
+)
+def test_no_carrier_is_a_view(op):
+    # torch 2.13's compiled training detaches every saved view, graph
+    # inputs too, where a tensor subclass fails (tests/nn/test_compile.py)
+    edge_index, _, _ = carrier()
+    out = op(edge_index)
+    assert isinstance(out, BeMapEdgeIndex)
+    assert not out._is_view() and out._base is None
+
+
 def test_other_operations_give_plain_tensors():
     edge_index, _, _ = carrier()
     assert type(edge_index[0]) is torch.Tensor

@@ -12,6 +12,7 @@ from pyg_bemap.bemap_info import BeMapInfo
 from pyg_bemap.infra.compat import plain_tensor
 from pyg_bemap.infra.private_api import (
     DISABLED_TORCH_FUNCTION,
+    as_subclass_no_view,
     version_counter,
 )
 from pyg_bemap.rules.draw import EdgeGrouping
@@ -160,7 +161,9 @@ def _own_grouping(edges: 'BeMapEdgeIndex') -> EdgeGrouping | None:
 def _rebuild(
     edges: Tensor, info: BeMapInfo, grouping: Any = None
 ) -> BeMapEdgeIndex:
-    out = edges.as_subclass(BeMapEdgeIndex)
+    # no view of 'edges' (an alias from as_subclass would be one), which
+    # torch 2.13's compiled training would detach and fail on
+    out = as_subclass_no_view(edges, BeMapEdgeIndex)
     out.bemap = info
     if info.edges_version is None:  # a new carrier: its edges as they are
         info.edges_version = version_counter(out)

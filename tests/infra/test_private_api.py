@@ -9,6 +9,7 @@ from torch_geometric.nn import GCNConv
 from pyg_bemap.infra.private_api import (
     DISABLED_TORCH_FUNCTION,
     PROPAGATION_HOOKS,
+    as_subclass_no_view,
     functorch_transforms_active,
     has_module_hooks,
     has_propagation_hooks,
@@ -60,6 +61,32 @@ def test_the_version_counter_counts_in_place_edits():
 
 class Plain(torch.Tensor):
     __torch_function__ = DISABLED_TORCH_FUNCTION
+
+
+def test_a_subclass_instance_can_share_a_tensor_without_being_a_view():
+    base = torch.arange(12).view(3, 4)
+    for source in (base, base[1:, ::2]):  # a view too
+        tagged = as_subclass_no_view(source, Plain)
+        assert type(tagged) is Plain
+        assert tagged.data_ptr() == source.data_ptr()
+        assert tagged.shape == source.shape
+        assert tagged.stride() == source.stride()
+        # no view in autograd's sense: torch 2.13's compiled training
+        # detaches the saved ones (see as_subclass_no_view)
+        assert not tagged._is_view() and tagged._base is None
+        assert not tagged.requires_grad
+        # the same memory and version counter, both ways
+        before = version_counter(source)
+        source.add_(1)
+        assert version_counter(tagged) == before + 1
+        tagged[0, 0] = -1
+        assert version_counter(source) == before + 2
+        assert int(source[0, 0]) == -1
+        # no Python dispatch either: operations run as on plain tensors
+        assert type(tagged + 1) is torch.Tensor
+    with torch.inference_mode():
+        inference = as_subclass_no_view(torch.arange(3), Plain)
+    assert type(inference) is Plain and inference.is_inference()
 
 
 def test_a_subclass_can_run_its_operations_as_plain_tensors():

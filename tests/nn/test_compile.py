@@ -1,9 +1,11 @@
 import pytest
 import torch
 from torch_geometric.nn import GCNConv, SAGEConv
+from torch_geometric.utils import scatter
 
-from pyg_bemap import BalanceAwareSampling, BeMapConv
+from pyg_bemap import BalanceAwareSampling, BeMapConv, attach_bemap
 from pyg_bemap.datasets import biased_sbm
+from tests.conftest import random_graph
 
 
 class Net(torch.nn.Module):
@@ -61,3 +63,29 @@ def test_compiled_model_matches_eager(data, make, layout):
         torch.manual_seed(3)
         out = compiled(data.x, data.edge_index)
         assert torch.allclose(eager, out, atol=1e-5), training
+
+
+def mean_of_neighbours(x, edge_index):
+    return scatter(
+        x[edge_index[0]], edge_index[1], 0, dim_size=x.size(0), reduce='mean'
+    )
+
+
+def test_compiled_training_can_save_the_carrier_for_backward():
+    # The backward pass of the gather needs the edges: the compiled forward
+    # saves the carrier, a graph input, itself. On its first call, torch
+    # 2.13 detaches each saved view under a dispatch mode that refuses
+    # tensor subclasses, so a carrier that is a view failed there with
+    # "Multiple dispatch failed for 'aten.detach.default'".
+    graph = random_graph(20, 80)
+    edge_index = attach_bemap(graph.edge_index, graph.s, torch.rand(20) + 1)
+    torch._dynamo.reset()
+    compiled = torch.compile(mean_of_neighbours)
+    grads = []
+    for fn in (mean_of_neighbours, compiled):
+        x = graph.x.clone().requires_grad_()
+        out = fn(x, edge_index)
+        out.square().sum().backward()
+        grads.append((out.detach(), x.grad))
+    for eager, got in zip(*grads):
+        torch.testing.assert_close(got, eager)

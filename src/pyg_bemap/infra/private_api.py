@@ -5,7 +5,7 @@ changes or disappears in a new release."""
 import contextlib
 import operator
 from contextlib import AbstractContextManager
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import torch
 import torch.nn.modules.module as modules
@@ -102,3 +102,25 @@ def version_counter(tensor: Tensor) -> int:
 #: The :meth:`__torch_function__` of a tensor subclass whose operations
 #: run as on plain tensors, with plain results and no Python call.
 DISABLED_TORCH_FUNCTION = torch._C._disabled_torch_function_impl
+
+
+_T = TypeVar('_T', bound=Tensor)
+
+
+def as_subclass_no_view(tensor: Tensor, cls: type[_T]) -> _T:
+    r""":obj:`tensor`'s memory, shape and version counter as an instance of
+    :obj:`cls` that is no view in autograd's sense (:meth:`_is_view` is
+    :obj:`False`), where :meth:`~torch.Tensor.as_subclass` gives an alias,
+    which is one.
+
+    torch 2.13's compiled training detaches every saved tensor that is a
+    view, a graph input too, on the first call of the compiled function,
+    under :obj:`_AnalyzeCustomOpInputOutputMode`; that mode hands every
+    tensor of a type other than :class:`torch.Tensor` (a subclass without
+    ``__torch_dispatch__`` too) back with ``NotImplemented``, and the
+    :meth:`detach` of a subclass that is a view then fails with "Multiple
+    dispatch failed" (pytorch/pytorch#193932). ``_make_subclass`` (what
+    :class:`torch.nn.Parameter` uses) wraps a :meth:`detach` of
+    :obj:`tensor`, which shares its memory and version counter but is no
+    view. :obj:`tensor` must need no gradient (the result needs none)."""
+    return cast(_T, Tensor._make_subclass(cls, tensor, False))
