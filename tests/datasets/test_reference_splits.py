@@ -12,7 +12,7 @@ from pyg_bemap.datasets.reference_splits import (
     reference_split,
 )
 
-from .test_fair_graph import needs_shared, with_raw
+from .test_fair_graph import needs_published, with_raw
 
 # Python's random.Random(20) shuffles the class-0 nodes [0, 3, 5, 7, 8, 11]
 # to [8, 0, 7, 5, 3, 11] and then, continuing, the class-1 nodes
@@ -112,13 +112,20 @@ def test_nba_reference_split(tmp_path):
         FairGraphDataset(str(tmp_path), 'nba', split='stratified')
 
 
-@needs_shared
 @pytest.mark.parametrize(
     'name, sizes',
     [
         # per class: min(n/2, budget/2) train, n/2 to 3n/4 validate
-        ('recidivism', (100, 2943 + 1776, 2943 + 1776)),
-        ('credit', (6000, 1659 + 5841, 1659 + 5841)),
+        pytest.param(
+            'recidivism',
+            (100, 2943 + 1776, 2943 + 1776),
+            marks=needs_published('recidivism'),
+        ),
+        pytest.param(
+            'credit',
+            (6000, 1659 + 5841, 1659 + 5841),
+            marks=needs_published('credit'),
+        ),
     ],
 )
 def test_per_class_reference_splits_of_the_real_graphs(tmp_path, name, sizes):

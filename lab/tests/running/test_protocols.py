@@ -18,7 +18,7 @@ from pyg_bemap_lab.running.planning import (
     stored_runs,
 )
 from pyg_bemap_lab.running.protocols import PROTOCOLS, Protocol, record_of
-from tests.datasets.test_fair_graph import SHARED, with_raw
+from tests.datasets.test_fair_graph import with_raw
 
 # NBA ships with the package: a tiny protocol that still tunes
 TINY = Protocol(
@@ -129,7 +129,6 @@ def test_record_identity():
     assert run_key(record) == run_key(record_of(TINY, job))
 
 
-@pytest.mark.skipif(not osp.isdir(SHARED), reason='needs ../shared/datasets')
 def test_quick_protocol_from_the_command_line(tmp_path, capsys):
     root = with_raw(str(tmp_path / 'data'), 'german')
     out = str(tmp_path / 'out')
@@ -182,7 +181,6 @@ def test_sweep_runs_and_tradeoff_plot(tmp_path):
         plot_paired(alone, store, chosen, str(paired))
 
 
-@pytest.mark.skipif(not osp.isdir(SHARED), reason='needs ../shared/datasets')
 def test_datasets_one_after_the_other_and_in_parallel(tmp_path):
     root = with_raw(str(tmp_path / 'data'), 'german')
     two = dataclasses.replace(
