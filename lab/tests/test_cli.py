@@ -10,6 +10,7 @@ from pyg_bemap_lab import commands
 from pyg_bemap_lab.cli import main
 from pyg_bemap_lab.commands import progress
 from pyg_bemap_lab.comparison import TUNED
+from pyg_bemap_lab.io.store import RunStore
 from pyg_bemap_lab.names import METHOD_ALIASES, default_results
 from pyg_bemap_lab.running.training import History
 from pyg_bemap_lab.selection import DEFAULT_RULE, RULES
@@ -214,7 +215,7 @@ def test_diagnose_and_compare_a_graph_it_saves_itself(capsys, tmp_path):
     assert main(argv + ['--out', str(tmp_path / 'runs')]) == 0
     out = capsys.readouterr().out
     assert out.startswith('BeMap(sym) against GCN on graph-')
-    assert (tmp_path / 'runs' / 'runs.jsonl').exists()
+    assert (tmp_path / 'runs' / 'runs' / 'summaries.jsonl.xz').exists()
     assert max(len(line) for line in out.splitlines()) <= 80
     argv = ['sweep', *graph, '--quick', '--seeds', '2', '--epochs', '2']
     assert main(argv + ['--jobs', '1', '--out', str(tmp_path / 'sw')]) == 0
@@ -326,13 +327,15 @@ def test_compare_keeps_its_runs_in_the_folder_out_names(capsys, tmp_path):
     argv += ['--selection', 'val-loss']  # 2 epochs may learn nothing
     argv += ['--root', str(tmp_path), '--out', str(out)]
     assert main(argv) == 0
-    lines = (out / 'runs.jsonl').read_text().splitlines()
-    assert len(lines) == 4  # two methods, two seeds
+    summaries = out / 'runs' / 'summaries.jsonl.xz'
+    stored = summaries.read_bytes()
+    assert len(RunStore(str(out / 'runs.jsonl'))) == 4  # 2 methods, 2 seeds
+    assert not (out / 'runs.jsonl').exists()  # sealed as compare ends
     (report,) = out.glob('comparison_*.md')  # and its report beside them
     assert report.name == 'comparison_nba_bemap-sym.md'
     assert 'paired seeds' in report.read_text()
     assert main(argv) == 0  # a rerun resumes: nothing trained again
-    assert (out / 'runs.jsonl').read_text().splitlines() == lines
+    assert summaries.read_bytes() == stored
     assert main([*argv, '--method', 'row']) == 0  # another method's report
     assert {p.name for p in out.glob('comparison_*.md')} == {
         'comparison_nba_bemap-sym.md',

@@ -162,3 +162,37 @@ def test_an_option_without_the_graph_it_belongs_to_is_refused(capsys):
             capsys, argv + ['--out', 'x'] * (command == 'sweep')
         )
         assert '--train-fraction belongs with --graph or --nodes' in err
+
+
+def test_uncommitted_code_stores_runs_only_as_exploratory(
+    tmp_path, capsys, monkeypatch
+):
+    import os.path as osp
+
+    import torch
+
+    from pyg_bemap.datasets import biased_sbm
+    from pyg_bemap_lab.io.store import RunStore
+    from pyg_bemap_lab.running import provenance
+
+    dirty = {'commit': 'abc', 'clean': False}
+    monkeypatch.setattr(
+        provenance, '_COMMITS', {'library': dirty, 'lab': dirty}
+    )
+    graph = tmp_path / 'graph.pt'
+    torch.save(biased_sbm(40, seed=0), graph)
+    small = ['--seeds', '2', '--epochs', '2', '--jobs', '1']
+    for argv in (
+        ['reproduce', '--quick', '--root', str(tmp_path)],
+        ['sweep', '--quick', '--graph', str(graph), *small],
+        ['compare', '--graph', str(graph), *small],
+    ):
+        out = tmp_path / argv[0]
+        err = _one_line_error(capsys, [*argv, '--out', str(out)])
+        assert 'uncommitted changes' in err and '--exploratory' in err
+        assert not osp.exists(osp.join(out, 'runs'))  # nothing trained
+    argv = ['compare', '--graph', str(graph), *small, '--exploratory']
+    assert main([*argv, '--out', str(tmp_path / 'kept')]) == 0
+    stored = list(RunStore(str(tmp_path / 'kept' / 'runs.jsonl')))
+    assert stored and all(r['provenance']['exploratory'] for r in stored)
+    assert all(not r['provenance']['library']['clean'] for r in stored)

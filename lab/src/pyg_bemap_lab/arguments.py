@@ -173,6 +173,16 @@ def add_jobs(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_exploratory(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        '--exploratory',
+        action='store_true',
+        help='store runs of code with uncommitted changes, marked '
+        'exploratory (without it such runs are refused: they could name no '
+        'code)',
+    )
+
+
 def add_root(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         '--root',

@@ -15,6 +15,7 @@ from typing import Any, NoReturn
 from pyg_bemap_lab.arguments import (
     add_dataset,
     add_epochs,
+    add_exploratory,
     add_jobs,
     add_method,
     add_root,
@@ -111,6 +112,7 @@ def _add_compare(commands: Any) -> None:
     add_selection(compare, STORED_RULES)
     add_epochs(compare, 1000, 100)
     add_jobs(compare)
+    add_exploratory(compare)
     compare.add_argument(
         '--out',
         type=out_folder,
@@ -150,6 +152,7 @@ def _add_sweep(commands: Any) -> None:
     )
     add_epochs(sweep, 1000, 100)
     add_jobs(sweep)
+    add_exploratory(sweep)
     sweep.add_argument(
         '--out',
         type=out_folder,
@@ -238,7 +241,7 @@ def _add_reproduce(commands: Any) -> None:
         help='run an evaluation protocol and write its report',
         description='Trains every method of a protocol (the default one: '
         'tuned backbones, 10 paired seeds, NBA, German, Recidivism and '
-        'Credit) and writes OUT/runs.jsonl (one line per finished run), '
+        'Credit), stores its runs in OUT/runs/ (summaries and curves), '
         'OUT/<protocol>.md (verdicts, paired differences, means), '
         'OUT/paired_<protocol>.png (the gap differences with their '
         'intervals; OUT/paired_<protocol>_sym.png: BeMap(sym) against GCN '
@@ -290,8 +293,8 @@ def _add_reproduce(commands: Any) -> None:
     reproduce.add_argument(
         '--base-runs',
         metavar='FILE',
-        help='a file of stored runs read first and never written '
-        '(OUT/runs.jsonl then holds only the runs trained on top of it)',
+        help='the runs.jsonl of a store read first and never written '
+        '(OUT then holds only the runs trained on top of it)',
     )
     reproduce.add_argument(
         '--report-only',
@@ -300,6 +303,7 @@ def _add_reproduce(commands: Any) -> None:
         'nothing (a protocol still running shows the runs it has)',
     )
     add_jobs(reproduce)
+    add_exploratory(reproduce)
     add_root(reproduce)
 
 

@@ -91,10 +91,14 @@ def run_compare(args: argparse.Namespace) -> None:
         jobs=args.jobs,
         root=args.root,
         on_run=lambda job: bar.update(),
+        exploratory=args.exploratory,
     )
     if isinstance(source, str) and args.out is None:
         with tempfile.TemporaryDirectory() as folder:
-            result = compare(source, out=folder, **options)
+            # a temporary folder keeps nothing: no stored result to refuse
+            result = compare(
+                source, out=folder, **(options | {'exploratory': True})
+            )
             bar.close()
             print(result)
         return
@@ -119,6 +123,7 @@ def run_sweep(args: argparse.Namespace) -> None:
         jobs=args.jobs,
         root=args.root,
         on_run=lambda job: bar.update(),
+        exploratory=args.exploratory,
     )
     bar.close()
     print(result)
@@ -241,7 +246,12 @@ def run_reproduce(args: argparse.Namespace) -> None:
     else:
         bar = progress(None, f'{protocol.name} runs')
         chosen = run_protocol(
-            protocol, args.root, store, args.jobs, lambda job: bar.update()
+            protocol,
+            args.root,
+            store,
+            args.jobs,
+            lambda job: bar.update(),
+            args.exploratory,
         )
         bar.close()
     report_type = RobustnessReport if args.robustness else ProtocolReport

@@ -197,11 +197,12 @@ def run_comparison(
     jobs: int = 1,
     on_run: Callable[[Job], None] | None = None,
     rule: str = DEFAULT_RULE,
+    exploratory: bool = False,
 ) -> ComparisonResult:
     r"""Trains what :obj:`store` lacks of a comparison's :obj:`protocol`
     (:func:`comparison_protocol` or :func:`graph_protocol`)."""
     check_rule(rule, STORED_RULES)
-    chosen = run_protocol(protocol, root, store, jobs, on_run)
+    chosen = run_protocol(protocol, root, store, jobs, on_run, exploratory)
     result = ComparisonResult(protocol, store, chosen, rule)
     result.write(osp.dirname(store.path))
     return result
@@ -221,6 +222,7 @@ def compare(
     out: str | None = None,
     root: str | None = None,
     on_run: Callable[[Job], None] | None = None,
+    exploratory: bool = False,
 ) -> ComparisonResult:
     r"""Compares a model with its BeMap version over paired seeds (the same
     split and initial weights for both) on a graph of one's own, or on a
@@ -262,8 +264,15 @@ def compare(
             temporary folder for a named dataset; :obj:`graphs` in
             :func:`~pyg_bemap_lab.names.default_results` for a graph)
         root (str, optional): The datasets' folder, for a named dataset.
+        exploratory (bool, optional): Store the runs of code with
+            uncommitted changes, marked exploratory; without it they are
+            refused (see
+            :func:`~pyg_bemap_lab.running.provenance.check_committed`),
+            but in a temporary folder, which keeps nothing.
+            (default: :obj:`False`)
     """
     check_rule(selection, STORED_RULES)
+    kept = out is not None or not isinstance(data, str)
     if out is None:
         out = (
             tempfile.mkdtemp(prefix='pyg-bemap-compare-')
@@ -281,5 +290,11 @@ def compare(
         )
     store = RunStore(osp.join(out, 'runs.jsonl'))
     return run_comparison(
-        protocol, root or default_root(), store, jobs, on_run, selection
+        protocol,
+        root or default_root(),
+        store,
+        jobs,
+        on_run,
+        selection,
+        exploratory or not kept,
     )

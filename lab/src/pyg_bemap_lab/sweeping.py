@@ -151,6 +151,7 @@ def sweep(
     jobs: int = 1,
     root: str | None = None,
     on_run: Callable[[Job], None] | None = None,
+    exploratory: bool = False,
 ) -> SweepResult:
     r"""Runs the sweep of :func:`sweep_protocol` on a graph of one's own or
     a named dataset, storing every run in :obj:`out` (a rerun resumes), and
@@ -179,6 +180,11 @@ def sweep(
             the stratified split of a graph without split masks.
         jobs (int, optional): Runs trained at once, one process each.
         root (str, optional): The datasets' folder, for a named dataset.
+        exploratory (bool, optional): Store the runs of code with
+            uncommitted changes, marked exploratory; without it they are
+            refused (see
+            :func:`~pyg_bemap_lab.running.provenance.check_committed`).
+            (default: :obj:`False`)
     """
     os.makedirs(out, exist_ok=True)
     name, path = graph_for_runs(data, out, sens_attr, label_attr)
@@ -187,7 +193,7 @@ def sweep(
     )
     store = RunStore(osp.join(out, 'runs.jsonl'))
     chosen = run_protocol(
-        protocol, root or default_root(), store, jobs, on_run
+        protocol, root or default_root(), store, jobs, on_run, exploratory
     )
     result = SweepResult(protocol, store, chosen)
     result.write(out)

@@ -78,6 +78,8 @@ def test_reproduce_writes_the_comparison_beside_the_report(store, tmp_path):
     argv = ['reproduce', '--protocol', 'reference', '--report-only']
     assert main(argv + ['--out', str(tmp_path), '--root', '/nowhere']) == 0
     comparison = (tmp_path / 'paper_comparison.md').read_text()
-    assert comparison == paper_comparison(store, REFERENCE.datasets)
+    table = paper_comparison(store, REFERENCE.datasets)
+    assert comparison.startswith(table)  # then the runs' code versions
+    assert comparison[len(table) :].startswith('\n## Code versions\n')
     report = (tmp_path / 'reference.md').read_text()
     assert 'Selected on the TEST split' in report and 'Incomplete' in report

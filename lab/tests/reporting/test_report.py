@@ -18,7 +18,9 @@ def test_a_report_writes_its_files_into_the_folder(tmp_path):
     report = Counting(PROTOCOLS['quick'], store, {})
     paths = report.write(str(tmp_path / 'out'))
     assert [p.rsplit('/', 1)[1] for p in paths] == ['a.md', 'b.txt']
-    assert (tmp_path / 'out' / 'a.md').read_text() == '# a\n'
+    assert (tmp_path / 'out' / 'a.md').read_text() == (
+        '# a\n\n## Code versions\n\nNo stored run is behind this page.\n'
+    )
     assert str(report) == (
         f"protocol 'quick': runs of no dataset in {store.path}"
     )

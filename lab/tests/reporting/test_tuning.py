@@ -93,6 +93,8 @@ def test_reproduce_writes_the_grid_beside_the_report(store, tmp_path):
         patch.setattr('pyg_bemap_lab.cli.PROTOCOL_NAMES', names)
         assert main(argv + ['--out', str(tmp_path), '--root', '/x']) == 0
     grid = (tmp_path / 'tuning_grid.md').read_text()
-    assert grid == tuning_report(GRID, store, {('nba', 'GCN'): FAST})
+    table = tuning_report(GRID, store, {('nba', 'GCN'): FAST})
+    assert grid.startswith(table)  # then the runs' code versions
+    assert grid[len(table) :].startswith('\n## Code versions\n')
     assert (tmp_path / 'curves_grid.png').stat().st_size > 10_000
     assert not (tmp_path / 'paired_grid.png').exists()  # nothing to pair

@@ -5,7 +5,7 @@ from pyg_bemap import BalanceAwareSampling, BeMapConv
 from pyg_bemap.datasets import biased_sbm
 from pyg_bemap.metrics import fairness_report
 from pyg_bemap_lab import METHODS, RunConfig, Trainer, train
-from pyg_bemap_lab.running.provenance import provenance
+from pyg_bemap_lab.running.provenance import device_name, provenance
 from pyg_bemap_lab.running.training import RandomStream, train_run
 from pyg_bemap_lab.selection import DEFAULT_RULE, STORED_RULES
 
@@ -98,7 +98,10 @@ def test_the_stored_record_of_a_run(data):
     # the process's CPU time beside the wall clock's
     cores = torch.get_num_threads()
     assert 0 < record['cpu_seconds'] <= record['seconds'] * cores + 0.1
-    assert record['software'] == provenance()  # what it was made with
+    # what it was made with, and where
+    assert record['provenance'] == provenance() | {
+        'device': device_name(data.x.device)
+    }
 
 
 def test_a_random_stream_seeds_no_device_it_does_not_restore(monkeypatch):

@@ -8,6 +8,7 @@ from pyg_bemap.metrics import LINE_STYLES
 from pyg_bemap_lab.io.store import RunStore
 from pyg_bemap_lab.methods import BACKBONES
 from pyg_bemap_lab.names import KNOB_LABELS
+from pyg_bemap_lab.reporting.figures import save_png
 from pyg_bemap_lab.reporting.plot_labels import canvas, spread_labels
 from pyg_bemap_lab.reporting.statistics import mean_interval
 from pyg_bemap_lab.reporting.tables import (
@@ -117,7 +118,7 @@ def plot_tradeoff(
         fontsize=11,
     )
     fig.tight_layout(rect=(0, 0.07, 1, 1))
-    fig.savefig(path, dpi=130)
+    save_png(fig, path, dpi=130)
 
 
 def _draw_point(
@@ -273,4 +274,4 @@ def plot_paired(
         fontsize=11,
     )
     fig.tight_layout()
-    fig.savefig(path, dpi=130)
+    save_png(fig, path, dpi=130)

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from pyg_bemap_lab.io.store import RunStore, writable_folder
+from pyg_bemap_lab.reporting.code_versions import code_versions_section
 from pyg_bemap_lab.run_config import Chosen
 from pyg_bemap_lab.running.planning import datasets_with_runs
 from pyg_bemap_lab.running.protocols import Protocol
@@ -45,12 +46,18 @@ class Report:
 
     def write(self, out: str) -> list[str]:
         r"""Writes :meth:`files` into the folder :obj:`out` and returns
-        their paths."""
+        their paths. A Markdown file ends with the code versions of the
+        runs it read (:mod:`~pyg_bemap_lab.reporting.code_versions`)."""
         writable_folder(out)
         paths = []
         for name, write in self.files().items():
             path = osp.join(out, name)
-            write(path)
+            with self.store.reading() as keys:
+                write(path)
+            if name.endswith('.md'):
+                runs = [self.store.get(key) for key in sorted(keys)]
+                with open(path, 'a') as handle:
+                    handle.write(code_versions_section(filter(None, runs)))
             paths.append(path)
         return paths
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pyg_bemap_lab.io.store import RunStore
+from pyg_bemap_lab.reporting.figures import save_png
 from pyg_bemap_lab.reporting.report import Report, Writer, text_file
 from pyg_bemap_lab.reporting.statistics import (
     EXACT_UP_TO,
@@ -424,7 +425,7 @@ def _plot(protocol: Protocol, studies: list[DatasetStudy], path: str) -> None:
         fontsize=11,
     )
     fig.tight_layout()
-    fig.savefig(path, dpi=130)
+    save_png(fig, path, dpi=130)
 
 
 def _draw(

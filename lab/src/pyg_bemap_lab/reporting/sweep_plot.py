@@ -6,6 +6,7 @@ settings below."""
 import math
 from typing import Any
 
+from pyg_bemap_lab.reporting.figures import save_png
 from pyg_bemap_lab.reporting.plot_labels import canvas, spread_labels
 from pyg_bemap_lab.reporting.sweep_points import SweepPoint
 
@@ -78,7 +79,7 @@ def plot_pareto(points: list[SweepPoint], dataset: str, path: str) -> None:
             va='top',
         )
     fig.tight_layout(rect=(0, 0.02 + 0.017 * rows, 1, 1))
-    fig.savefig(path, dpi=110)
+    save_png(fig, path, dpi=110)
 
 
 def _draw(

@@ -8,6 +8,7 @@ import statistics
 from dataclasses import dataclass
 
 from pyg_bemap_lab.io.store import RunStore
+from pyg_bemap_lab.reporting.figures import save_png
 from pyg_bemap_lab.run_config import Chosen, RunConfig
 from pyg_bemap_lab.running.planning import chosen_runs, stored_runs
 from pyg_bemap_lab.running.protocols import Protocol, tuned_backbones
@@ -163,4 +164,4 @@ def plot_curves(
         fontsize=11,
     )
     fig.tight_layout()
-    fig.savefig(path, dpi=130)
+    save_png(fig, path, dpi=130)

@@ -27,6 +27,7 @@ from pyg_bemap_lab.run_config import Chosen, RunConfig
 from pyg_bemap_lab.running.models import PAPER_BUDGETS
 from pyg_bemap_lab.running.planning import missing_jobs, plan_dataset
 from pyg_bemap_lab.running.protocols import Job, Protocol, record_of
+from pyg_bemap_lab.running.provenance import check_committed
 from pyg_bemap_lab.running.threads import run_threads
 from pyg_bemap_lab.running.training import train_run
 from pyg_bemap_lab.running.workers import start_worker
@@ -38,9 +39,15 @@ def run_protocol(
     store: RunStore,
     jobs: int = 1,
     on_run: Callable[[Job], None] | None = None,
+    exploratory: bool = False,
 ) -> Chosen:
     r"""Runs what :obj:`store` does not hold yet of :obj:`protocol` and
     returns the configuration chosen for every (dataset, method).
+
+    Code with uncommitted changes trains and stores runs only if they are
+    :obj:`exploratory` (see
+    :func:`~pyg_bemap_lab.running.provenance.check_committed`); each run's
+    provenance says whether it is.
 
     Datasets are completed one after the other, in the protocol's order
     (tuning, then the reported runs, then the sweep), so that the results
@@ -51,29 +58,21 @@ def run_protocol(
     """
 
     def complete(wanted: list[Job], picks: bool) -> None:
-        _complete(protocol, root, store, jobs, on_run, wanted, picks)
+        todo = missing_jobs(protocol, store, wanted, picks)
+        if todo:  # a complete store reports from any code
+            check_committed(exploratory)
+        for job, result in _execute(protocol, root, todo, jobs):
+            record = record_of(protocol, job, result)
+            marked = {**record['provenance'], 'exploratory': exploratory}
+            store.add({**record, 'provenance': marked})
+            if on_run is not None:
+                on_run(job)
 
     chosen: Chosen = {}
     with store.lock():
         for dataset in protocol.datasets:
             chosen.update(plan_dataset(protocol, store, complete, dataset))
     return chosen
-
-
-def _complete(
-    protocol: Protocol,
-    root: str,
-    store: RunStore,
-    jobs: int,
-    on_run: Callable[[Job], None] | None,
-    wanted: list[Job],
-    picks: bool,
-) -> None:
-    todo = missing_jobs(protocol, store, wanted, picks)
-    for job, result in _execute(protocol, root, todo, jobs):
-        store.add(record_of(protocol, job, result))
-        if on_run is not None:
-            on_run(job)
 
 
 def _execute(

@@ -29,7 +29,7 @@ from pyg_bemap_lab.names import TRAIN_EPOCHS, TRAIN_PATIENCE
 from pyg_bemap_lab.run_config import RunConfig
 from pyg_bemap_lab.running.fairdrop import fairdrop_edge
 from pyg_bemap_lab.running.models import NodeClassifier
-from pyg_bemap_lab.running.provenance import provenance
+from pyg_bemap_lab.running.provenance import device_name, provenance
 from pyg_bemap_lab.running.renumbering import renumber_like_reference
 from pyg_bemap_lab.selection import (
     CURVE_METRICS,
@@ -187,8 +187,9 @@ def train_run(
         :obj:`test` (per rule, the epoch and its test
         :obj:`acc`, :obj:`auc`, :obj:`sp`, :obj:`eo` and :obj:`pos`, the
         share of test nodes predicted positive; or :obj:`None`),
-        :obj:`seconds` (wall clock), :obj:`cpu_seconds` and :obj:`software`
-        (:func:`~pyg_bemap_lab.running.provenance.provenance`).
+        :obj:`seconds` (wall clock), :obj:`cpu_seconds` and
+        :obj:`provenance` (:func:`~pyg_bemap_lab.running.provenance.provenance`
+        with the :obj:`device`).
     """
     run = train(data, method, seed, config, max_epochs, patience)
     history = run.history
@@ -203,7 +204,7 @@ def train_run(
         },
         'seconds': round(run.seconds, 2),
         'cpu_seconds': round(run.cpu_seconds, 2),
-        'software': provenance(),
+        'provenance': provenance() | {'device': device_name(data.x.device)},
     }
     return record
 
