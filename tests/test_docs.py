@@ -104,7 +104,8 @@ PUBLIC_MODULES = {
 
 # names of the library that must not appear in the API reference
 INTERNALS = set(
-    'CallReplay pass_sample GraphInput LayerCall choose_route GraphSampler '
+    'CallReplay pass_sample open_passes PassHooks Pass GraphInput LayerCall '
+    'choose_route GraphSampler '
     'Sample SEED_RANGE git_blob_id group_edges EdgeGrouping SamplingPlan '
     'sampling_plan draw_edge_mask SeededReplay draw_seed '
     'MaskedAdjacency remembered carrier_of from_checked sampler '

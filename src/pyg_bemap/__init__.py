@@ -18,7 +18,13 @@ from pyg_bemap.metrics import (
     diagnose,
     fairness_report,
 )
-from pyg_bemap.nn import BeMapConv, BeMapGCN, RowNormConv, to_bemap
+from pyg_bemap.nn import (
+    BeMapConv,
+    BeMapGCN,
+    RowNormConv,
+    one_sample_per_call,
+    to_bemap,
+)
 from pyg_bemap.rules import (
     balance_score,
     exact_counting_memory,
@@ -66,6 +72,7 @@ __all__ = [
     'fairness_report',
     'get_bemap',
     'hop_group_counts',
+    'one_sample_per_call',
     'to_bemap',
     '__version__',
 ]

@@ -11,10 +11,13 @@ from pyg_bemap.infra.private_api import (
     PROPAGATION_HOOKS,
     as_subclass_no_view,
     functorch_transforms_active,
+    has_forward_pre_hook,
     has_module_hooks,
     has_propagation_hooks,
     inside_backward,
+    outermost_module_call,
     outside_functorch_transforms,
+    saved_tensor_hooks_active,
     version_counter,
 )
 
@@ -27,6 +30,58 @@ def test_inside_backward_is_true_only_in_a_backward_pass():
     assert not inside_backward()
     y.sum().backward()
     assert seen == [True]
+
+
+class Probe(torch.nn.Module):
+    r"""Records the outermost module call at each of its calls."""
+
+    def __init__(self, inner=None):
+        super().__init__()
+        self.inner, self.seen = inner, []
+
+    def forward(self):
+        self.seen.append(outermost_module_call())
+        if self.inner is not None:
+            self.inner()
+
+
+def test_the_outermost_module_call_is_found_on_the_stack():
+    inner = Probe()
+    outer = Probe(inner)
+    outer()
+    assert outer.seen == [outer] and inner.seen == [outer]
+    inner()
+    assert inner.seen[-1] is inner
+    outer.forward()  # no call of the module: the inner one is outermost
+    assert inner.seen[-1] is inner
+    assert outermost_module_call() is None
+
+
+def test_saved_tensor_hooks_are_seen_in_a_non_reentrant_checkpoint():
+    seen = []
+
+    def region(x):
+        seen.append(saved_tensor_hooks_active())
+        return x.sin()
+
+    x = torch.ones(2, requires_grad=True)
+    assert not saved_tensor_hooks_active()
+    torch.utils.checkpoint.checkpoint(region, x, use_reentrant=False)
+    with torch.autograd.graph.save_on_cpu():
+        seen.append(saved_tensor_hooks_active())
+    assert seen == [True, True]
+
+
+def test_a_forward_pre_hook_is_found_among_the_modules_own():
+    def hook(module, args):
+        pass
+
+    module = torch.nn.Linear(2, 2)
+    assert not has_forward_pre_hook(module, hook)
+    handle = module.register_forward_pre_hook(hook)
+    assert has_forward_pre_hook(module, hook)
+    handle.remove()
+    assert not has_forward_pre_hook(module, hook)
 
 
 def test_torch_func_transforms_are_seen_and_can_be_left_for_a_block():

@@ -161,3 +161,36 @@ def test_recomputation_without_the_random_state_raises(data):
     )
     with pytest.raises(RuntimeError, match='preserve_rng_state=True'):
         out.sum().backward()
+
+
+def test_two_forwards_at_one_random_state_with_a_generator_raise(data):
+    # with a generator, the two passes' samples differ while their random
+    # states (the tickets) agree: the recomputation cannot tell them apart
+    generator = torch.Generator().manual_seed(0)
+    model = to_bemap(
+        Net('whole model', use_reentrant=False), generator=generator
+    )
+    outputs = []
+    for _ in range(2):
+        torch.manual_seed(0)
+        outputs.append(model(data.x, data.edge_index))
+    with pytest.raises(RuntimeError, match='same random state'):
+        (outputs[0] + outputs[1]).sum().backward()
+
+
+def test_two_forwards_at_one_random_state_without_a_generator(data):
+    # without one, the same state gives the same seed: one sample, right
+    torch.manual_seed(0)
+    plain = to_bemap(Net())
+    checkpointed = copy.deepcopy(plain)
+    checkpointed.region, checkpointed.use_reentrant = 'whole model', False
+
+    def twice(model):
+        outputs = []
+        for _ in range(2):
+            torch.manual_seed(0)
+            outputs.append(model(data.x, data.edge_index))
+        (outputs[0] + outputs[1]).square().sum().backward()
+        return [p.grad for p in model.parameters()]
+
+    assert_same_gradients(twice(plain), twice(checkpointed))

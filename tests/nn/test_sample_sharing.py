@@ -9,8 +9,15 @@ import pytest
 import torch
 from torch_geometric.nn import GCNConv, MessagePassing
 
-from pyg_bemap import BalanceAwareSampling, BeMapConv, to_bemap
+from pyg_bemap import (
+    BalanceAwareSampling,
+    BeMapConv,
+    one_sample_per_call,
+    to_bemap,
+)
+from pyg_bemap.nn import sample_sharing
 from pyg_bemap.nn.sample_sharing import REPLAY_LENGTH, CallReplay
+from pyg_bemap.rules.draw import draw_seed
 from tests.conftest import random_graph
 
 THREAD_TIMEOUT = 120  # seconds; the threads below need well under one
@@ -191,6 +198,12 @@ class TwoGCN(torch.nn.Module):
         return self.second(self.first(x, edge_index).relu(), edge_index)
 
 
+class VanillaGCN(TwoGCN):
+    def __init__(self):
+        super().__init__()
+        self.first, self.second = GCNConv(8, 16), GCNConv(16, 2)
+
+
 def run_threads(*targets):
     threads = [threading.Thread(target=t, daemon=True) for t in targets]
     for thread in threads:
@@ -263,7 +276,7 @@ def test_one_thread_trains_while_another_evaluates(data):
     assert len(outputs) == 20
 
 
-def test_no_global_hooks_and_unrelated_modules_untouched(data):
+def test_hooks_on_the_models_alone_and_none_global(data):
     module = torch.nn.modules.module
     models = [to_bemap(TwoLayers()), TwoLayers()]
     for model in models:
@@ -271,9 +284,92 @@ def test_no_global_hooks_and_unrelated_modules_untouched(data):
     BeMapConv(GCNConv(8, 4))(data.x, data.edge_index)
     assert not module._global_forward_pre_hooks
     assert not module._global_forward_hooks
-    for model in models + [torch.nn.Linear(8, 8)]:
-        for child in model.modules():  # no hooks on anything
+    for model in models:  # one pair on the model, nothing on its layers
+        assert len(model._forward_pre_hooks) == len(model._forward_hooks) == 1
+        for child in list(model.modules())[1:]:
             assert not child._forward_pre_hooks and not child._forward_hooks
+    unrelated = torch.nn.Linear(8, 8)
+    unrelated(data.x)
+    assert not unrelated._forward_pre_hooks and not unrelated._forward_hooks
+
+
+def test_the_stack_is_read_in_the_first_call_alone(data, monkeypatch):
+    walks = []
+    walk = sample_sharing.outermost_module_call
+    monkeypatch.setattr(
+        sample_sharing,
+        'outermost_module_call',
+        lambda: walks.append(1) or walk(),
+    )
+    model, converted = WeightSharing(), to_bemap(WeightSharing())
+    train(model, data, 1)
+    assert len(walks) == 3  # the first call finds the model (3 layer calls)
+    train(model, data, 3)
+    train(converted, data, 3)
+    assert len(walks) == 3
+    assert_one_fresh_sample_per_pass(model, 4)
+    assert_one_fresh_sample_per_pass(converted, 3)
+    model.first(data.x, data.edge_index)  # on its own: it looks
+    assert len(walks) == 4
+
+
+def test_no_draw_from_the_global_generator_unless_checkpointed(data):
+    generator = torch.Generator().manual_seed(0)
+    model = to_bemap(VanillaGCN(), generator=generator)
+    before = torch.get_rng_state()
+    model(data.x, data.edge_index).sum().backward()
+    assert torch.equal(torch.get_rng_state(), before)
+    plain = to_bemap(VanillaGCN())  # the global generator gives one seed
+    torch.manual_seed(0)
+    plain(data.x, data.edge_index)
+    after_pass = torch.get_rng_state()
+    torch.manual_seed(0)
+    draw_seed()
+    assert torch.equal(torch.get_rng_state(), after_pass)
+
+
+def test_a_call_after_the_first_is_no_part_of_it(data):
+    model = TwoLayers()
+    model(data.x, data.edge_index)  # the call that finds the model
+    torch.manual_seed(3)
+    model.first(data.x, data.edge_index)  # on its own: a pass of its own
+    torch.manual_seed(3)
+    BeMapConv(Recorder())(data.x, data.edge_index)
+    alone = model.first.conv.seen[-1]
+    assert alone != model.first.conv.seen[0]
+    other = TwoLayers()
+    torch.manual_seed(3)
+    other(data.x, data.edge_index)  # its own first call: its own pass
+    assert other.first.conv.seen[-1] == alone
+
+
+class TwoViews(torch.nn.Module):
+    r"""Calls one model twice in one call, as a wrapper module does."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x, edge_index):
+        return self.model(x, edge_index), self.model(x, edge_index)
+
+
+def test_two_calls_inside_a_wrapper_and_one_sample_per_call(data):
+    shared = TwoViews(TwoLayers())  # first trained inside the wrapper
+    train(shared, data, 2)
+    seen = passes(shared.model)
+    assert seen[0] == seen[1] and seen[2] == seen[3] and seen[0] != seen[2]
+    own = TwoViews(TwoLayers())
+    one_sample_per_call(own.model)
+    train(own, data, 2)
+    assert_one_fresh_sample_per_pass(own.model, 4)
+    converted = TwoViews(to_bemap(TwoLayers()))  # its model's own passes
+    train(converted, data, 2)
+    assert_one_fresh_sample_per_pass(converted.model, 4)
+    hooks = one_sample_per_call(shared.model)
+    hooks.remove()
+    train(shared, data, 1)
+    assert passes(shared.model)[4] == passes(shared.model)[5]
 
 
 def test_a_pass_ends_with_an_exception(data):
@@ -308,7 +404,20 @@ def test_copies_and_pickled_models_share_within_their_passes(data):
 def test_call_replay_forgets_the_oldest_calls():
     replay = CallReplay()
     for ticket in range(REPLAY_LENGTH + 1):
-        replay.remember(ticket, ticket + 1)
-    assert replay.seed_of(0) is None
-    assert replay.seed_of(REPLAY_LENGTH) == REPLAY_LENGTH + 1
-    assert copy.deepcopy(replay).seed_of(REPLAY_LENGTH) is None
+        replay.remember(ticket, ticket + 1, False)
+    with pytest.raises(RuntimeError, match=f'its last {REPLAY_LENGTH}'):
+        replay.recall(0)
+    assert replay.recall(REPLAY_LENGTH) == (REPLAY_LENGTH + 1, False)
+    with pytest.raises(RuntimeError, match='preserve_rng_state=True'):
+        copy.deepcopy(replay).recall(REPLAY_LENGTH)
+
+
+def test_call_replay_refuses_a_ticket_of_two_samples():
+    replay = CallReplay()
+    replay.remember(7, 1, False)
+    replay.remember(7, 1, False)  # two calls of one pass: one sample
+    assert replay.recall(7) == (1, False)
+    replay.remember(7, 2, True)  # the first was recomputed: a new call
+    replay.remember(7, 3, True)  # both await their recomputation
+    with pytest.raises(RuntimeError, match='same random state'):
+        replay.recall(7)

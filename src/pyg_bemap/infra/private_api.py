@@ -4,6 +4,7 @@ changes or disappears in a new release."""
 
 import contextlib
 import operator
+import sys
 from contextlib import AbstractContextManager
 from typing import Any, TypeVar, cast
 
@@ -64,6 +65,40 @@ def has_module_hooks(module: torch.nn.Module) -> bool:
             return True
         todo.extend(m for m in current._modules.values() if m is not None)
     return False
+
+
+def has_forward_pre_hook(module: torch.nn.Module, hook: Any) -> bool:
+    r"""Whether :obj:`hook` is among :obj:`module`'s forward pre-hooks."""
+    return any(h is hook for h in module._forward_pre_hooks.values())
+
+
+#: The code of a module's call (:meth:`torch.nn.Module.__call__` and what
+#: it calls), as it appears on the stack.
+MODULE_CALLS = (
+    torch.nn.Module._wrapped_call_impl.__code__,
+    torch.nn.Module._call_impl.__code__,
+)
+
+
+def outermost_module_call() -> torch.nn.Module | None:
+    r"""The module of the outermost module call on this thread's stack, or
+    :obj:`None`: a walk of the whole stack, for calls that are rare."""
+    outermost = None
+    frame: Any = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code in MODULE_CALLS:
+            outermost = frame
+        frame = frame.f_back
+    return None if outermost is None else outermost.f_locals['self']
+
+
+def saved_tensor_hooks_active() -> bool:
+    r"""Whether saved-tensor hooks (:class:`torch.autograd.graph.
+    saved_tensors_hooks`: a non-reentrant activation checkpoint,
+    :func:`~torch.autograd.graph.save_on_cpu`) take what autograd saves
+    on this thread."""
+    hooks = torch._C._autograd._top_saved_tensors_default_hooks(False)
+    return hooks is not None
 
 
 def inside_backward() -> bool:

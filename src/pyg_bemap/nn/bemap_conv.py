@@ -233,7 +233,11 @@ class BeMapConv(MessagePassing):
         graph.info.check_unedited(graph.given)
         with outside_functorch_transforms():  # no transformed input in it
             return pass_sample(
-                graph.sampler(), self.settings, self.generator, self._replay
+                self,
+                graph.sampler(),
+                self.settings,
+                self.generator,
+                self._replay,
             )
 
     def __repr__(self) -> str:

@@ -1,51 +1,72 @@
 r"""Which fair neighbourhood a training call of a
 :class:`~pyg_bemap.BeMapConv` uses. One rule:
 
-**A pass is one call of the outermost** :class:`torch.nn.Module` **on the
-calling thread's stack, and all BeMap layers of a pass share one sample**
-(per graph, sampler setting and generator: layers given different
+**A pass is one call of a model, and all BeMap layers of a pass share one
+sample** (per graph, sampler setting and generator: layers given different
 :obj:`generator` objects draw apart, so each generator alone decides the
 samples of its layers). The first training call of a pass draws it, from
 a seed that its layer's :obj:`generator` gives, or else torch's default
-CPU generator. A layer called on its own is a pass of its own.
+CPU generator.
 
-So every call of a model, written by hand or prepared by
-:func:`~pyg_bemap.to_bemap`, uses one sample in all its layers, a layer
-called twice included; the same global seed gives the same samples
-whatever ran before (another model, a training-mode call without a
-backward pass); a layer's generator alone decides its samples; and each
-thread has its own passes. Calling :obj:`model.forward(...)` instead of
-:obj:`model(...)` is no call of the model: each layer is then a pass of
-its own. Nothing is process-wide, and a finished pass keeps no model or
-input alive: the outermost call's frame keeps a token of its pass as a
-local of its own, which dies with the call, and the graph's sampler keeps
-the last sample of each thread, setting and generator (its mask and the
-layouts routes built from it, until that thread's next pass) beside a
-weak reference to that token (holding the frame kept its model and
-inputs alive after the pass).
+*The model* is the module that opens passes: the one
+:func:`~pyg_bemap.to_bemap` returns, a module given to
+:func:`one_sample_per_call`, or, for a model written by hand, the
+outermost module that was running when one of its BeMap layers was first
+called in training mode with no pass open. That first call looks once
+along the calling thread's stack for it and gives it a forward pre-hook
+and a forward hook (:obj:`always_call=True`), which open and close its
+passes in a :class:`contextvars.ContextVar`; every later call reads the
+variable, whatever the depth of the caller's stack. A pass opened inside
+another pass joins it (the outermost call decides), except for modules
+given to :func:`one_sample_per_call`, whose every call is a pass of its
+own. So every call of a model uses one sample in all its layers, a layer
+called twice included; two calls of a model that a wrapper module makes
+in one of its own calls share one sample only if the wrapper is the model
+(it was the outermost module at the first training call):
+:obj:`one_sample_per_call(model)` makes each of them a pass. A layer
+called with no module around it (or through :obj:`model.forward(...)`)
+is a pass of its own, and looks along the stack at every such call.
 
-**Activation checkpointing.** Every training call also draws a *ticket*
-from torch's default CPU generator, whose state
-:func:`torch.utils.checkpoint.checkpoint` (with the default
-:obj:`preserve_rng_state=True`) saves before a checkpointed region and
-restores to recompute it. A call inside a checkpointed region remembers
-the seed behind its ticket (the layer's last :obj:`REPLAY_LENGTH` such
-calls); its recomputation, which runs inside the backward pass, draws the
-same ticket and uses the same sample. A recomputation with an unknown
-ticket raises a :class:`RuntimeError` rather than use another sample.
-Layers never called in a checkpointed region remember nothing.
+The same global seed gives the same samples whatever ran before (another
+model, a training-mode call without a backward pass); each thread has its
+own passes. Nothing is process-wide, and a finished pass keeps no model
+or input alive: the graph's sampler keeps the last sample of each
+thread, setting and generator beside a weak reference to its pass.
+
+**Activation checkpointing.** A training call that may run in a
+checkpointed region (autograd records no graph, as in a reentrant
+:func:`torch.utils.checkpoint.checkpoint`, or saved-tensor hooks are
+active, as in a non-reentrant one) reads a *ticket*: the state of torch's
+default CPU generator, which checkpointing (with the default
+:obj:`preserve_rng_state=True`) saves before the region and restores to
+recompute it. No call draws from that generator but the first of a pass
+without a :obj:`generator`, which draws its seed there, so the random
+state moves alike with and without checkpointing (dropout masks, and so
+results, are the same). The layer remembers the sample behind each ticket
+(its last :obj:`REPLAY_LENGTH` such calls); a recomputation, which runs
+inside the backward pass, reads the same ticket and uses the same sample.
+A recomputation whose ticket is unknown, or whose ticket two calls with
+different samples read before either was recomputed (two forwards with
+layer generators that share one backward, with no random operation or the
+same global seed before each), raises a :class:`RuntimeError` rather than
+use another sample.
 """
 
-import sys
 import threading
 import weakref
 from collections import OrderedDict
+from contextvars import ContextVar
 from typing import Any
 
 import torch
-import torch.utils.checkpoint
+from torch.utils.hooks import RemovableHandle
 
-from pyg_bemap.infra.private_api import inside_backward
+from pyg_bemap.infra.private_api import (
+    has_forward_pre_hook,
+    inside_backward,
+    outermost_module_call,
+    saved_tensor_hooks_active,
+)
 from pyg_bemap.rules.draw import draw_seed
 from pyg_bemap.sampler import GraphSampler, Sample
 from pyg_bemap.settings import SamplerSettings
@@ -53,32 +74,120 @@ from pyg_bemap.settings import SamplerSettings
 #: How many recent checkpointed calls a layer can replay.
 REPLAY_LENGTH = 4096
 
-# The code of a module's call (torch.nn.Module.__call__ and what it calls)
-# and the file of torch's activation checkpointing, found on the stack.
-_MODULE_CALLS = {
-    torch.nn.Module._wrapped_call_impl.__code__,
-    torch.nn.Module._call_impl.__code__,
-}
-_CHECKPOINTING = torch.utils.checkpoint.__file__
+
+class Pass:
+    r"""One call of a model: what tells its samples from other passes'.
+    :obj:`root` is set for a pass its model's hooks did not open (the
+    call that installed them), which must be confirmed on the stack."""
+
+    __slots__ = ('__weakref__', 'calls', 'outer', 'root')
+
+    def __init__(self, outer: 'Pass | None' = None, root: Any = None):
+        self.calls, self.outer, self.root = 1, outer, root
+
+
+_CURRENT: ContextVar[Pass | None] = ContextVar('pyg_bemap_pass', default=None)
+
+
+def one_sample_per_call(module: torch.nn.Module) -> 'PassHooks':
+    r"""Makes every call of :obj:`module` a pass of its own: all BeMap
+    layers it calls share one sample, drawn afresh at each of its calls,
+    also when another model calls it (for example twice in one call of a
+    wrapper module, as Lightning's strategies do).
+
+    .. code-block:: python
+
+        one_sample_per_call(model)  # a new sample for each model(...)
+
+    Args:
+        module (torch.nn.Module): The module.
+
+    Returns:
+        A handle whose :meth:`remove` undoes it.
+    """
+    return _install(module, _open_own_pass)
+
+
+def open_passes(module: torch.nn.Module) -> None:
+    r"""Makes every call of :obj:`module` a pass, or part of the pass of an
+    enclosing call (what :func:`~pyg_bemap.to_bemap` does to its model)."""
+    if not has_forward_pre_hook(module, _open_pass):
+        _install(module, _open_pass)
+
+
+def _install(module: torch.nn.Module, opener: Any) -> 'PassHooks':
+    return PassHooks(
+        module.register_forward_pre_hook(opener),
+        module.register_forward_hook(_close_pass, always_call=True),
+    )
+
+
+class PassHooks:
+    r"""The hooks that open and close a module's passes."""
+
+    def __init__(self, *handles: RemovableHandle):
+        self.handles = handles
+
+    def remove(self) -> None:
+        r"""Removes them."""
+        for handle in self.handles:
+            handle.remove()
+
+
+def _open_pass(module: torch.nn.Module, args: Any) -> None:
+    current = _CURRENT.get()
+    if current is None or current.root is not None:
+        _CURRENT.set(Pass())
+    else:  # inside an enclosing pass
+        current.calls += 1
+
+
+def _open_own_pass(module: torch.nn.Module, args: Any) -> None:
+    current = _CURRENT.get()
+    enclosing = current is not None and current.root is None
+    _CURRENT.set(Pass(outer=current if enclosing else None))
+
+
+def _close_pass(module: torch.nn.Module, args: Any, output: Any) -> None:
+    current = _CURRENT.get()
+    if current is None or current.root is not None:
+        return  # opened while the hook was installed: nothing to close
+    current.calls -= 1
+    if current.calls == 0:
+        _CURRENT.set(current.outer)
 
 
 class CallReplay:
-    r"""The seeds of the samples behind a layer's last
-    :obj:`REPLAY_LENGTH` calls in checkpointed regions, by ticket."""
+    r"""What a layer's last :obj:`REPLAY_LENGTH` calls in checkpointed
+    regions used, by ticket: the seed of the sample, and whether the call
+    drew it from the global generator (its recomputation draws too, so
+    that the random state moves as it did)."""
 
     def __init__(self) -> None:
-        self._seeds: OrderedDict[int, int] = OrderedDict()
+        self._calls: OrderedDict[int, list[Any]] = OrderedDict()
         self._lock = threading.Lock()
+        self.forgot = False
 
-    def remember(self, ticket: int, seed: int) -> None:
+    def remember(self, ticket: int, seed: int, drew: bool) -> None:
         with self._lock:
-            self._seeds[ticket] = seed
-            if len(self._seeds) > REPLAY_LENGTH:
-                self._seeds.popitem(last=False)
+            known = self._calls.pop(ticket, None)
+            if known is not None and known[0] != seed and not known[2]:
+                seed = _AMBIGUOUS  # two calls awaiting their recomputation
+            self._calls[ticket] = [seed, drew, False]
+            if len(self._calls) > REPLAY_LENGTH:
+                self._calls.popitem(last=False)
+                self.forgot = True
 
-    def seed_of(self, ticket: int) -> int | None:
+    def recall(self, ticket: int) -> tuple[int, bool]:
+        r"""The seed and draw of the call behind :obj:`ticket`; raises a
+        :class:`RuntimeError` where it is unknown or ambiguous."""
         with self._lock:
-            return self._seeds.get(ticket)
+            call = self._calls.get(ticket)
+            if call is not None:
+                call[2] = True  # recomputed
+        if call is None or call[0] == _AMBIGUOUS:
+            raise RuntimeError(_unknown_ticket(call is None, self.forgot))
+        return call[0], call[1]
 
     def __getstate__(self) -> dict[str, Any]:
         return {}
@@ -90,85 +199,102 @@ class CallReplay:
         return CallReplay()
 
 
+#: The seed of a ticket that two calls with different samples drew.
+_AMBIGUOUS = -1
+
+
 def pass_sample(
+    layer: torch.nn.Module,
     sampler: GraphSampler,
     settings: SamplerSettings,
     generator: torch.Generator | None,
     replay: CallReplay,
 ) -> Sample:
-    r"""The sample a training call uses, by the rule of this module.
+    r"""The sample a training call of :obj:`layer` uses, by the rule of
+    this module.
 
     Args:
+        layer (torch.nn.Module): The calling layer.
         sampler (GraphSampler): The graph's sampler.
         settings (SamplerSettings): The layer's settings.
         generator (torch.Generator, optional): The layer's generator.
         replay (CallReplay): The layer's memory of checkpointed calls.
     """
-    ticket = draw_seed()
     passes = sampler.per_thread.__dict__.setdefault('passes', {})
     key = (settings.draw_key, None if generator is None else id(generator))
     current = passes.get(key)
     if inside_backward():  # recomputing a checkpointed call
-        seed = _replayed_seed(replay, ticket)
+        seed, drew = replay.recall(_ticket())
+        if drew:
+            draw_seed()
         if current is not None and current[1].seed == seed:
             return current[1]
         return sampler.draw(settings, seed)
-    outermost, checkpointed = _stack()
-    token = _PassToken() if outermost is None else _token_of(outermost)
+    checkpointed = saved_tensor_hooks_active() or not torch.is_grad_enabled()
+    ticket = _ticket() if checkpointed else None
+    token, drew = _current_pass(layer), False
     if current is None or current[0]() is not token:
-        seed = ticket if generator is None else draw_seed(generator)
-        sample = sampler.draw(settings, seed)
-        current = passes[key] = (weakref.ref(token), sample)
-    if checkpointed:
-        replay.remember(ticket, current[1].seed)
+        seed, drew = draw_seed(generator), generator is None
+        current = passes[key] = (
+            weakref.ref(token),
+            sampler.draw(settings, seed),
+        )
+    if ticket is not None:
+        replay.remember(ticket, current[1].seed, drew)
     return current[1]
 
 
-class _PassToken:
-    r"""What tells one pass from another, owned by its outermost frame."""
-
-    __slots__ = ('__weakref__',)
-
-
-#: The name of the token among the outermost frame's locals.
-_TOKEN = '__pyg_bemap_pass__'
+def _ticket() -> int:
+    r"""What tells a call from another in a checkpointed region and its
+    recomputation alike: the state of torch's default CPU generator, which
+    checkpointing restores, read without drawing from it."""
+    return hash(torch.get_rng_state().numpy().tobytes())
 
 
-def _token_of(frame: Any) -> _PassToken:
-    r"""The token of the pass whose outermost call runs in :obj:`frame`:
-    one of its locals (set on first use), so that it lives exactly as long
-    as the call, on every Python the library supports."""
-    frame_locals = frame.f_locals
-    token = frame_locals.get(_TOKEN)
-    if token is None:
-        token = frame_locals[_TOKEN] = _PassToken()
-    return token
+def _current_pass(layer: torch.nn.Module) -> Pass:
+    r"""The pass :obj:`layer`'s call belongs to. Where no model's hooks
+    opened one, the outermost module on the stack becomes the model (a
+    pass opened here until its next call), or none is there: a pass of
+    the layer's own."""
+    current = _CURRENT.get()
+    if current is not None and current.root is None:
+        return current
+    root = outermost_module_call()
+    if root is None or root is layer:
+        _CURRENT.set(None)
+        return Pass()
+    if current is None or current.root() is not root:
+        open_passes(root)
+        current = Pass(root=weakref.ref(root))
+        _CURRENT.set(current)
+    return current
 
 
-def _stack() -> tuple[Any, bool]:
-    r"""The frame of the outermost module call on this thread's stack (the
-    pass), and whether a checkpointed region is on it."""
-    outermost, checkpointed = None, False
-    frame: Any = sys._getframe(2)
-    while frame is not None:
-        code = frame.f_code
-        if code in _MODULE_CALLS:
-            outermost = frame
-        elif code.co_filename == _CHECKPOINTING:
-            checkpointed = True
-        frame = frame.f_back
-    return outermost, checkpointed
-
-
-def _replayed_seed(replay: CallReplay, ticket: int) -> int:
-    seed = replay.seed_of(ticket)
-    if seed is None:
-        raise RuntimeError(
-            'A BeMapConv was called in training mode inside a backward '
-            'pass with a random state that none of its recent checkpointed '
-            'calls had, so it cannot know the sample of the pass it '
-            'recomputes. Activation checkpointing must restore the random '
-            "state: keep 'preserve_rng_state=True' (the default) in "
-            "'torch.utils.checkpoint.checkpoint'"
+def _unknown_ticket(unknown: bool, forgot: bool) -> str:
+    if not unknown:
+        return (
+            'A BeMapConv recomputed under activation checkpointing cannot '
+            'tell which sample its call used: two of its checkpointed calls '
+            'that share one backward pass ran at the same random state '
+            '(the global seed reset between them, or no random operation '
+            "between them) with different samples from the layer's "
+            'generator. Call backward after each forward, or do not reset '
+            'the global seed between them'
         )
-    return seed
+    if forgot:
+        return (
+            'A BeMapConv recomputed under activation checkpointing cannot '
+            f'tell which sample its call used: it remembers its last '
+            f'{REPLAY_LENGTH} checkpointed calls, and more of them ran '
+            'before this backward pass. Call backward more often (or keep '
+            "'preserve_rng_state=True', the default, in "
+            "'torch.utils.checkpoint.checkpoint')"
+        )
+    return (
+        'A BeMapConv was called in training mode inside a backward '
+        'pass with a random state that none of its recent checkpointed '
+        'calls had, so it cannot know the sample of the pass it '
+        'recomputes. Activation checkpointing must restore the random '
+        "state: keep 'preserve_rng_state=True' (the default) in "
+        "'torch.utils.checkpoint.checkpoint'"
+    )

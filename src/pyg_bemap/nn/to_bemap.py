@@ -8,6 +8,7 @@ from torch_geometric.nn.conv import HeteroConv, MessagePassing
 
 from pyg_bemap.infra.checks import check_generator
 from pyg_bemap.nn.bemap_conv import BeMapConv
+from pyg_bemap.nn.sample_sharing import open_passes
 from pyg_bemap.settings import SamplerSettings
 
 
@@ -45,8 +46,10 @@ def to_bemap(
     and on a user's own classes, and keeps the model's weights (a layer
     registered twice, e.g. tied weights, becomes one BeMap layer at both
     places). Every call of the model draws one sample, shared by all its
-    BeMap layers (see
-    :mod:`pyg_bemap.nn.sample_sharing`). Converting a converted model with
+    BeMap layers: its forward hooks open and close the pass (see
+    :mod:`pyg_bemap.nn.sample_sharing`); a call inside another model's
+    pass joins it, unless :func:`~pyg_bemap.one_sample_per_call` says
+    otherwise. Converting a converted model with
     the same settings changes nothing. State dicts keep the vanilla model's
     keys, so its checkpoints load into the BeMap model and back.
 
@@ -106,6 +109,7 @@ def to_bemap(
             if id(layer) not in wrapped:
                 wrapped[id(layer)] = _wrap(name, layer, options)
             setattr(parent, child_name, wrapped[id(layer)])
+    open_passes(model)
     return model
 
 
