@@ -184,3 +184,48 @@ def test_a_training_call_reads_the_pairs_only_to_build_a_sampler(
     for _ in range(3):
         conv(data.x, graph, bemap=info).sum().backward()
     assert len(read) == 1
+
+
+MAX_OR_MIN = {
+    'graph-max': lambda: GraphConv(8, 16, aggr='max'),
+    'gin-min': lambda: GINConv(Linear(8, 16), aggr='min'),
+    'sg-max': lambda: SGConv(8, 16, aggr='max'),
+    'tag-max': lambda: TAGConv(8, 16, aggr='max'),
+    'gcn-max': lambda: GCNConv(8, 16, normalize=False, aggr='max'),
+}
+
+
+@pytest.mark.parametrize('make', list(MAX_OR_MIN))
+def test_gradients_at_tied_maxima_are_the_vanilla_layers(data, make):
+    # all features equal: every maximum ties, and a sparse product's
+    # gradient picked another of the tied values than the edge list's
+    vanilla, bemap = pair(MAX_OR_MIN[make])
+    vanilla.eval(), bemap.eval()
+    x = torch.ones_like(data.x)
+    grads = []
+    for conv, graph in (
+        (vanilla, data.edge_index.as_tensor()),
+        (bemap, data.edge_index),
+    ):
+        x_ = x.clone().requires_grad_()
+        conv(x_, graph).square().sum().backward()
+        grads.append(x_.grad)
+    torch.testing.assert_close(grads[0], grads[1])
+
+
+@pytest.mark.parametrize('aggr', ['max', 'mean', 'add'])
+@pytest.mark.parametrize('make', ['graph', 'gcn'])
+def test_an_aggr_set_after_construction_computes_as_the_layer(
+    data, make, aggr
+):
+    # the edge list aggregates by the module built from 'aggr' at
+    # construction, a sparse adjacency by the name 'aggr' has at the call
+    vanilla, bemap = pair(
+        lambda: (
+            FLOWS[make](normalize=False) if make == 'gcn' else FLOWS[make]()
+        )
+    )
+    vanilla.aggr = bemap.conv.aggr = aggr
+    vanilla.eval(), bemap.eval()
+    expected = vanilla(data.x, data.edge_index.as_tensor())
+    torch.testing.assert_close(bemap(data.x, data.edge_index), expected)

@@ -28,6 +28,7 @@ from torch_geometric.nn.conv import GCNConv
 from torch_geometric.nn.dense.linear import Linear
 
 from pyg_bemap.infra.sparse import sparse_product
+from pyg_bemap.routes.sparse import reduction
 
 
 class GCNGraph:
@@ -72,7 +73,7 @@ def computes_gcn(conv: Any) -> bool:
         and conv.add_self_loops
         and not conv.improved
         and not conv.cached
-        and conv.aggr in ('add', 'sum')
+        and reduction(conv) in ('add', 'sum')
         and type(conv.lin) is Linear
         and conv.lin.bias is None
     )

@@ -5,6 +5,7 @@ list, and the full graph's and samples' adjacencies built for them."""
 from typing import Any
 
 import torch
+from torch_geometric.nn.aggr import MeanAggregation, SumAggregation
 from torch_geometric.nn.conv import (
     GCNConv,
     GINConv,
@@ -36,15 +37,37 @@ def same_on_sparse(conv: MessagePassing) -> bool:
         return bool(declared(conv))
     if kind is GCNConv:
         allowed = not conv.improved
-    elif kind is SAGEConv:  # PyG's spmm has no min or max on CUDA
-        allowed = conv.aggr in ('mean', 'sum', 'add')
     else:
-        allowed = kind in (SGConv, TAGConv, GraphConv, GINConv)
+        allowed = kind in (SAGEConv, SGConv, TAGConv, GraphConv, GINConv)
     return (
         allowed
+        and reduction(conv) is not None
         and bool(conv.fuse)
         and getattr(conv, 'decomposed_layers', 1) == 1
     )
+
+
+#: The aggregations whose sparse products compute what the edge list does,
+#: gradients included (a maximum or minimum picks another of tied values,
+#: and PyG's products have neither on CUDA).
+REDUCTIONS = {
+    'add': SumAggregation,
+    'sum': SumAggregation,
+    'mean': MeanAggregation,
+}
+
+
+def reduction(conv: MessagePassing) -> str | None:
+    r"""The sum or mean that :obj:`conv` aggregates by, or :obj:`None`: on
+    the edge list a layer aggregates by the module its :obj:`aggr` named
+    when it was built, on a sparse adjacency by the name it has at the
+    call, so the two must agree (an :obj:`aggr` set later changes the
+    one, not the other)."""
+    aggr = getattr(conv, 'aggr', None)
+    kind = REDUCTIONS.get(aggr) if isinstance(aggr, str) else None
+    if kind is None or type(getattr(conv, 'aggr_module', None)) is not kind:
+        return None
+    return aggr
 
 
 def masked_adjacency(sampler: GraphSampler) -> MaskedAdjacency:
