@@ -49,9 +49,12 @@ def kept_edges(adj: Any, sample: Sample) -> Any:
     kept_index = index.index_select(1, kept)
     kept_value = value.index_select(0, kept)
     size = (adj.size(0), adj.size(1))
-    if adj.layout == torch.sparse_coo:  # not marked coalesced: see below
+    if adj.layout == torch.sparse_coo:
         shape = size + kept_value.shape[1:]
-        return torch.sparse_coo_tensor(kept_index, kept_value, shape)
+        kept_adj = torch.sparse_coo_tensor(kept_index, kept_value, shape)
+        # a layer that reads the indices needs the mark, which may lie (see
+        # below): the sample of a marked adjacency is made true to it
+        return kept_adj.coalesce() if adj.is_coalesced() else kept_adj
     convert = _COMPRESSED[adj.layout]  # kept entries stay in order
     return convert(kept_index, kept_value, size, is_coalesced=True)
 
