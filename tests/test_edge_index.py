@@ -3,8 +3,10 @@ import io
 
 import pytest
 import torch
+from torch_geometric.nn import GCNConv
 
 from pyg_bemap import (
+    BeMapConv,
     BeMapEdgeIndex,
     BeMapInfo,
     SamplerSettings,
@@ -171,6 +173,20 @@ def test_an_in_place_edit_of_the_carrier_raises():
     assert not cache.matches(edge_index)
     with pytest.raises(ValueError, match='modified in place'):
         edge_index.bemap.check_unedited(edge_index)
+
+
+def test_a_write_that_changes_no_edge_is_accepted():
+    # as for the sensitive attribute: after a write, the values decide
+    edge_index, data, balance = carrier()
+    edge_index.add_(0)
+    edge_index.bemap.check_unedited(edge_index)
+    conv = BeMapConv(GCNConv(data.num_features, 4))
+    conv(data.x, edge_index).sum().backward()
+    other = int((edge_index[0] != edge_index[0, 0]).nonzero()[0])
+    sources = edge_index[0, [0, other]].clone()
+    edge_index[0, [other, 0]] = sources  # two sources swapped
+    with pytest.raises(ValueError, match='modified in place'):
+        conv(data.x, edge_index)
 
 
 def test_an_in_place_edit_of_a_plain_graph_rebuilds_the_cache():

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 from torch import Tensor
 
-from pyg_bemap.bemap_info import BeMapInfo
+from pyg_bemap.bemap_info import BeMapInfo, edges_checksum
 from pyg_bemap.infra.compat import plain_tensor
 from pyg_bemap.infra.private_api import (
     DISABLED_TORCH_FUNCTION,
@@ -43,10 +43,15 @@ class BeMapEdgeIndex(Tensor):
 
     It is read-only by contract, as the graph of PyG's :obj:`cached=True`
     layers is: the balance scores describe its edges. An in-place edit
-    through torch raises at the next training pass (the version counter
-    tells, at no cost); :meth:`numpy` and :obj:`numpy.asarray` give
-    read-only arrays; edits through :obj:`.data`, :obj:`as_subclass` or
-    DLPack go unnoticed. Edit the graph before
+    through torch, of the carrier or of a view of it, raises at the next
+    training pass (the version counter tells of a write at no cost; after
+    one, the edges are read, and a write that left them as they were is
+    accepted, as for the sensitive attribute); the carrier's
+    :meth:`numpy` and :obj:`numpy.asarray` give read-only arrays. Edits
+    that bypass torch go unnoticed: through :obj:`.data`,
+    :obj:`as_subclass`, DLPack, or the NumPy array of a view
+    (:obj:`edge_index[1].numpy()`, :obj:`edge_index.t().numpy()`, which
+    are plain tensors and give writable arrays). Edit the graph before
     :class:`~pyg_bemap.BalanceAwareSampling`, or apply it again after.
 
     It is a plain :class:`torch.Tensor` for every operation, which costs
@@ -167,6 +172,7 @@ def _rebuild(
     out.bemap = info
     if info.edges_version is None:  # a new carrier: its edges as they are
         info.edges_version = version_counter(out)
+        info.edges_checksum = edges_checksum(edges)
     if grouping is not None:
         info.sampler(out, out.as_subclass(Tensor), EdgeGrouping(*grouping))
     return out
