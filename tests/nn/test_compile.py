@@ -1,6 +1,6 @@
 import pytest
 import torch
-from torch_geometric.nn import GCNConv, SAGEConv
+from torch_geometric.nn import GATConv, GCNConv, SAGEConv
 from torch_geometric.utils import scatter
 
 from pyg_bemap import BalanceAwareSampling, BeMapConv, attach_bemap
@@ -45,6 +45,28 @@ def test_eval_path_adds_no_graph_break(data):
             for reason in explained.break_reasons:
                 where = reason.user_stack[-1].filename
                 assert 'torch_geometric' in where, reason
+
+
+@pytest.mark.parametrize('make', [GCNConv, GATConv])
+def test_a_layer_that_breaks_breaks_where_it_does_alone(data, make):
+    # PyG's self-loop insertion breaks the graph; with the carrier, its
+    # plain view before that break is one more graph, which explain counts
+    # as one more break (the count of graphs less one), as docs/adoption.md
+    # says
+    plain = data.edge_index.as_tensor()
+    bare, wrapped = make(32, 16).eval(), BeMapConv(make(32, 16)).eval()
+    counts = []
+    for layer, graph in (
+        (bare, plain),
+        (wrapped, plain),
+        (wrapped, data.edge_index),
+    ):
+        torch._dynamo.reset()
+        explained = torch._dynamo.explain(layer)(data.x, graph)
+        for reason in explained.break_reasons:
+            assert 'torch_geometric' in reason.user_stack[-1].filename
+        counts.append(explained.graph_break_count)
+    assert counts[0] > 0 and counts == [counts[0], counts[0], counts[0] + 1]
 
 
 @pytest.mark.parametrize(
