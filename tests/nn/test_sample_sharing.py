@@ -7,11 +7,13 @@ import weakref
 
 import pytest
 import torch
-from torch_geometric.nn import GCNConv, MessagePassing
+from torch_geometric.nn import GCNConv, GraphConv, MessagePassing
+from torch_geometric.utils import to_torch_coo_tensor
 
 from pyg_bemap import (
     BalanceAwareSampling,
     BeMapConv,
+    get_bemap,
     one_sample_per_call,
     to_bemap,
 )
@@ -121,6 +123,29 @@ def test_a_pass_is_a_call_of_the_outermost_module(data):
     assert left == right and len({calls[0] for calls in left}) == 3
     outer.left(data.x, data.edge_index)  # alone: a pass of its own
     assert outer.left.first.conv.seen[-1] not in outer.right.first.conv.seen
+
+
+class AdjacencyBetween(torch.nn.Module):
+    r"""A middle layer on a sparse adjacency of the same graph, given the
+    edge list's information."""
+
+    def __init__(self):
+        super().__init__()
+        self.first, self.last = BeMapConv(Recorder()), BeMapConv(Recorder())
+        self.middle = BeMapConv(GraphConv(8, 8))
+
+    def forward(self, x, edge_index):
+        adj_t = to_torch_coo_tensor(edge_index.as_tensor().flip(0))
+        x = self.first(x, edge_index)
+        x = self.middle(x, adj_t, bemap=get_bemap(edge_index))
+        return self.last(x, edge_index)
+
+
+def test_a_sparse_adjacency_between_layers_keeps_the_pass(data):
+    model = AdjacencyBetween()
+    train(model, data, 3)
+    first, last = model.first.conv.seen, model.last.conv.seen
+    assert first == last and len(set(first)) == 3
 
 
 def test_each_generator_alone_decides_the_samples_of_its_layers(data):

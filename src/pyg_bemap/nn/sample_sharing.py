@@ -30,8 +30,12 @@ is a pass of its own, and looks along the stack at every such call.
 The same global seed gives the same samples whatever ran before (another
 model, a training-mode call without a backward pass); each thread has its
 own passes. Nothing is process-wide, and a finished pass keeps no model
-or input alive: the graph's sampler keeps the last sample of each
-thread, setting and generator beside a weak reference to its pass.
+or input alive: a pass holds the seeds of its samples, and the graph's
+sampler the last sample of each thread and setting, which a layer of any
+later pass with that seed reuses (the same seed gives the same sample), so
+all layers of a pass on one graph use one sample, also when another graph
+with the same information (a sparse adjacency given :obj:`bemap=`) came
+between them.
 
 **Activation checkpointing.** A training call that may run in a
 checkpointed region (autograd records no graph, as in a reentrant
@@ -76,14 +80,16 @@ REPLAY_LENGTH = 4096
 
 
 class Pass:
-    r"""One call of a model: what tells its samples from other passes'.
-    :obj:`root` is set for a pass its model's hooks did not open (the
-    call that installed them), which must be confirmed on the stack."""
+    r"""One call of a model, and the seeds of its samples, per setting and
+    generator. :obj:`root` is set for a pass its model's hooks did not open
+    (the call that installed them), which must be confirmed on the
+    stack."""
 
-    __slots__ = ('__weakref__', 'calls', 'outer', 'root')
+    __slots__ = ('calls', 'outer', 'root', 'seeds')
 
     def __init__(self, outer: 'Pass | None' = None, root: Any = None):
         self.calls, self.outer, self.root = 1, outer, root
+        self.seeds: dict[Any, int] = {}
 
 
 _CURRENT: ContextVar[Pass | None] = ContextVar('pyg_bemap_pass', default=None)
@@ -220,28 +226,37 @@ def pass_sample(
         generator (torch.Generator, optional): The layer's generator.
         replay (CallReplay): The layer's memory of checkpointed calls.
     """
-    passes = sampler.per_thread.__dict__.setdefault('passes', {})
-    key = (settings.draw_key, None if generator is None else id(generator))
-    current = passes.get(key)
     if inside_backward():  # recomputing a checkpointed call
         seed, drew = replay.recall(_ticket())
         if drew:
             draw_seed()
-        if current is not None and current[1].seed == seed:
-            return current[1]
-        return sampler.draw(settings, seed)
+        return _drawn(sampler, settings, seed)
     checkpointed = saved_tensor_hooks_active() or not torch.is_grad_enabled()
     ticket = _ticket() if checkpointed else None
-    token, drew = _current_pass(layer), False
-    if current is None or current[0]() is not token:
-        seed, drew = draw_seed(generator), generator is None
-        current = passes[key] = (
-            weakref.ref(token),
-            sampler.draw(settings, seed),
-        )
+    seeds = _current_pass(layer).seeds
+    key = (settings.draw_key, None if generator is None else id(generator))
+    seed, drew = seeds.get(key), False
+    if seed is None:
+        seed = seeds[key] = draw_seed(generator)
+        drew = generator is None
     if ticket is not None:
-        replay.remember(ticket, current[1].seed, drew)
-    return current[1]
+        replay.remember(ticket, seed, drew)
+    return _drawn(sampler, settings, seed)
+
+
+def _drawn(
+    sampler: GraphSampler, settings: SamplerSettings, seed: int
+) -> Sample:
+    r"""The sample of :obj:`seed`, drawn once per thread while it is the
+    last one of its setting: a pass's layers use one, routes fill its memo
+    once, and a sampler rebuilt in a pass (another graph of the same
+    information, e.g. a sparse adjacency, between two layers on the edge
+    list) draws the same mask again."""
+    last = sampler.per_thread.__dict__.setdefault('last', {})
+    sample = last.get(settings.draw_key)
+    if sample is None or sample.seed != seed:
+        sample = last[settings.draw_key] = sampler.draw(settings, seed)
+    return sample
 
 
 def _ticket() -> int:
