@@ -102,3 +102,34 @@ def test_the_floors_table_reads_as_the_docs_say():
     assert table['datasets'] == ['infra']
     assert _allows(table['routes'], 'sampler')
     assert not _allows(table['sampler'], 'infra.sparse')
+
+
+def _private_names_read(tree: ast.AST) -> set[str]:
+    r"""The names starting with one underscore read as attributes of
+    anything but ``self``, and from ``sys``."""
+    names = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Attribute):
+            continue
+        name = node.attr
+        if not name.startswith('_') or name.startswith('__'):
+            continue
+        if isinstance(node.value, ast.Name) and node.value.id in ('self',):
+            continue
+        names.add(name)
+    return names
+
+
+def test_private_names_of_torch_and_python_live_in_private_api():
+    # the library's own private names read from its own objects
+    own = {'_set', '_sample'}
+    found = {}
+    for path in PACKAGE.rglob('*.py'):
+        if path.name == 'private_api.py':
+            continue
+        names = _private_names_read(ast.parse(path.read_text())) - own
+        if names:
+            found[str(path.relative_to(PACKAGE))] = sorted(names)
+    assert found == {}
+    private = ast.parse((PACKAGE / 'infra' / 'private_api.py').read_text())
+    assert {'_getframe', '_modules', '_base'} <= _private_names_read(private)

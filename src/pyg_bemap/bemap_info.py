@@ -8,7 +8,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from pyg_bemap.infra.private_api import version_counter
+from pyg_bemap.infra.private_api import is_view, version_counter
 from pyg_bemap.rules.balance import check_balance
 from pyg_bemap.rules.draw import EdgeGrouping
 from pyg_bemap.rules.groups import check_edge_index, sensitive_groups
@@ -271,10 +271,9 @@ class BeMapInfo:
 
 
 def _owns_memory(tensor: Tensor | None) -> bool:
-    return tensor is not None and tensor._base is None
+    return tensor is not None and not is_view(tensor)
 
 
-#: The error for carried edges edited after the information was attached.
 #: The prime and the chunk of :func:`edges_checksum`.
 _PRIME, _CHUNK = 2**31 - 1, 2**22
 
@@ -295,6 +294,7 @@ def edges_checksum(edges: Tensor) -> int:
     return int(total)
 
 
+#: The error for carried edges edited after the information was attached.
 EDITED_EDGES = (
     "The edges of 'edge_index' were modified in place after "
     'BalanceAwareSampling (or AttachBeMap) attached the balance scores, '

@@ -15,9 +15,14 @@ from pyg_bemap.infra.private_api import (
     has_module_hooks,
     has_propagation_hooks,
     inside_backward,
+    is_view,
     outermost_module_call,
     outside_functorch_transforms,
+    registered_child,
+    registered_children,
     saved_tensor_hooks_active,
+    state_dict_metadata,
+    stored_coo_entries,
     version_counter,
 )
 
@@ -82,6 +87,39 @@ def test_a_forward_pre_hook_is_found_among_the_modules_own():
     assert has_forward_pre_hook(module, hook)
     handle.remove()
     assert not has_forward_pre_hook(module, hook)
+
+
+def test_children_are_found_under_every_name_they_are_registered_by():
+    shared = torch.nn.Linear(2, 2)
+    module = torch.nn.Module()
+    module.first, module.second = shared, shared
+    module.register_module('none', None)
+    assert registered_children(module) == [
+        ('first', shared),
+        ('second', shared),
+        ('none', None),
+    ]
+    assert registered_child(module, 'first') is shared
+    assert registered_child(module, 'other') is None
+
+
+def test_a_state_dict_keeps_its_modules_metadata():
+    metadata = state_dict_metadata(torch.nn.Linear(2, 2).state_dict())
+    assert metadata is not None and 'version' in metadata['']
+
+
+def test_a_view_is_told_from_a_tensor_of_its_own():
+    t = torch.zeros(2, 3)
+    assert not is_view(t) and is_view(t[0]) and is_view(t.t())
+    assert not is_view(t.clone())
+
+
+def test_stored_coo_entries_of_an_uncoalesced_tensor():
+    index = torch.tensor([[1, 0, 1], [0, 1, 0]])
+    adj = torch.sparse_coo_tensor(index, torch.tensor([1.0, 2.0, 3.0]))
+    stored_index, stored_value = stored_coo_entries(adj)
+    assert torch.equal(stored_index, index)  # as stored, repeats included
+    assert stored_value.tolist() == [1.0, 2.0, 3.0]
 
 
 def test_torch_func_transforms_are_seen_and_can_be_left_for_a_block():

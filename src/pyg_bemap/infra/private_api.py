@@ -67,6 +67,38 @@ def has_module_hooks(module: torch.nn.Module) -> bool:
     return False
 
 
+def registered_children(
+    module: torch.nn.Module,
+) -> list[tuple[str, torch.nn.Module | None]]:
+    r""":obj:`module`'s children under every name they are registered by,
+    a module registered twice at both (where
+    :meth:`~torch.nn.Module.named_children` gives it once)."""
+    return list(module._modules.items())
+
+
+def registered_child(module: torch.nn.Module, name: str) -> Any:
+    r"""The child registered as :obj:`name`, or :obj:`None`, read without
+    :meth:`~torch.nn.Module.__getattr__` (for use inside one)."""
+    return module.__dict__.get('_modules', {}).get(name)
+
+
+def state_dict_metadata(state_dict: Any) -> dict[str, Any] | None:
+    r"""The per-module metadata (versions) torch keeps on a state dict."""
+    return getattr(state_dict, '_metadata', None)
+
+
+def is_view(tensor: Tensor) -> bool:
+    r"""Whether :obj:`tensor` is a view of another tensor's memory."""
+    return tensor._base is not None
+
+
+def stored_coo_entries(adj: Tensor) -> tuple[Tensor, Tensor]:
+    r"""A COO tensor's indices and values as stored, coalesced or not
+    (where :meth:`~torch.Tensor.indices` needs a coalesced one); the
+    values carry no gradient."""
+    return adj._indices(), adj._values()
+
+
 def has_forward_pre_hook(module: torch.nn.Module, hook: Any) -> bool:
     r"""Whether :obj:`hook` is among :obj:`module`'s forward pre-hooks."""
     return any(h is hook for h in module._forward_pre_hooks.values())

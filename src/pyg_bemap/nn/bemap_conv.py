@@ -8,7 +8,10 @@ from torch_geometric.nn.conv import MessagePassing
 
 from pyg_bemap.bemap_info import BeMapInfo
 from pyg_bemap.infra.checks import check_generator
-from pyg_bemap.infra.private_api import outside_functorch_transforms
+from pyg_bemap.infra.private_api import (
+    outside_functorch_transforms,
+    registered_child,
+)
 from pyg_bemap.nn.inner_layer import (
     inner_layer,
     inner_names_on_load,
@@ -162,7 +165,7 @@ class BeMapConv(MessagePassing):
         try:
             return super().__getattr__(name)
         except AttributeError:
-            conv = self.__dict__.get('_modules', {}).get('conv')
+            conv = registered_child(self, 'conv')
             if conv is None or name.startswith('_'):
                 raise
         try:

@@ -10,6 +10,7 @@ import torch
 from torch_geometric.nn.conv import GCNConv, MessagePassing
 
 from pyg_bemap.infra.checks import is_integer
+from pyg_bemap.infra.private_api import state_dict_metadata
 
 #: The attribute under which a BeMapConv holds its inner layer.
 INNER = 'conv'
@@ -41,7 +42,7 @@ def inner_names_on_save(
     inner = f'{prefix}{INNER}.'
     for key in [k for k in state_dict if k.startswith(inner)]:
         state_dict[prefix + key[len(inner) :]] = state_dict.pop(key)
-    metadata = getattr(state_dict, '_metadata', None)
+    metadata = state_dict_metadata(state_dict)
     if metadata is not None:
         for key in [k for k in metadata if k.startswith(inner)]:
             metadata[prefix + key[len(inner) :]] = metadata.pop(key)

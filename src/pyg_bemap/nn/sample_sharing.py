@@ -227,18 +227,15 @@ def pass_sample(
         replay (CallReplay): The layer's memory of checkpointed calls.
     """
     if inside_backward():  # recomputing a checkpointed call
-        seed, drew = replay.recall(_ticket())
-        if drew:
-            draw_seed()
-        return _drawn(sampler, settings, seed)
+        return _drawn(sampler, settings, _replayed_seed(replay))
     checkpointed = saved_tensor_hooks_active() or not torch.is_grad_enabled()
     ticket = _ticket() if checkpointed else None
     seeds = _current_pass(layer).seeds
     key = (settings.draw_key, None if generator is None else id(generator))
-    seed, drew = seeds.get(key), False
+    seed = seeds.get(key)
+    drew = seed is None and generator is None
     if seed is None:
         seed = seeds[key] = draw_seed(generator)
-        drew = generator is None
     if ticket is not None:
         replay.remember(ticket, seed, drew)
     return _drawn(sampler, settings, seed)
@@ -257,6 +254,15 @@ def _drawn(
     if sample is None or sample.seed != seed:
         sample = last[settings.draw_key] = sampler.draw(settings, seed)
     return sample
+
+
+def _replayed_seed(replay: CallReplay) -> int:
+    r"""The seed of the call a recomputation repeats; its draw from the
+    global generator, if it made one, made again."""
+    seed, drew = replay.recall(_ticket())
+    if drew:
+        draw_seed()
+    return seed
 
 
 def _ticket() -> int:

@@ -7,6 +7,7 @@ import torch
 from torch_geometric.nn.conv import HeteroConv, MessagePassing
 
 from pyg_bemap.infra.checks import check_generator
+from pyg_bemap.infra.private_api import registered_children
 from pyg_bemap.nn.bemap_conv import BeMapConv
 from pyg_bemap.nn.sample_sharing import open_passes
 from pyg_bemap.settings import SamplerSettings
@@ -121,7 +122,7 @@ def _message_passing_layers(
     a module is registered under (a layer shared by two names, or listed
     twice in a :class:`~torch.nn.ModuleList`, at each)."""
     found = []
-    for name, child in model._modules.items():
+    for name, child in registered_children(model):
         if child is None:
             continue
         qualified = f'{prefix}{name}'

@@ -13,6 +13,7 @@ from torch_geometric.utils import (
     to_torch_csr_tensor,
 )
 
+from pyg_bemap.infra.private_api import stored_coo_entries
 from pyg_bemap.infra.sparse import masked_columns
 from pyg_bemap.sampler import Sample
 
@@ -86,13 +87,13 @@ def _stored_entries(adj: Tensor) -> tuple[Tensor, Tensor]:
         columns = _expanded(adj.ccol_indices(), adj.row_indices().numel())
         return torch.stack([adj.row_indices().long(), columns]), adj.values()
     if not (adj.requires_grad and torch.is_grad_enabled()):
-        return adj._indices(), adj._values()
+        return stored_coo_entries(adj)
     if not adj.is_coalesced():
         raise ValueError(
             'An uncoalesced torch.sparse COO adjacency whose values require '
             "gradients cannot be sampled; pass 'adj.coalesce()'"
         )
-    return adj._indices(), adj.values()  # in stored order, differentiable
+    return adj.indices(), adj.values()  # coalesced: differentiable
 
 
 def _expanded(pointer: Tensor, num_entries: int) -> Tensor:
