@@ -10,19 +10,20 @@ CPU generator.
 
 *The model* is the module that opens passes: the one
 :func:`~pyg_bemap.to_bemap` returns, a module given to
-:func:`one_sample_per_call`, or, for a model written by hand, the
+:func:`~pyg_bemap.one_sample_per_call`, or, for a model written by hand, the
 outermost module that was running when one of its BeMap layers was first
 called in training mode with no pass open. That first call looks once
 along the calling thread's stack for it and gives it a forward pre-hook
 and a forward hook (:obj:`always_call=True`), which open and close its
-passes in a :class:`contextvars.ContextVar`; every later call reads the
+passes in a context variable (``contextvars``); every later call reads the
 variable, whatever the depth of the caller's stack. A pass opened inside
 another pass joins it (the outermost call decides), except for modules
-given to :func:`one_sample_per_call`, whose every call is a pass of its
-own. So every call of a model uses one sample in all its layers, a layer
-called twice included; two calls of a model that a wrapper module makes
-in one of its own calls share one sample only if the wrapper is the model
-(it was the outermost module at the first training call):
+given to :func:`~pyg_bemap.one_sample_per_call`, whose every call is a
+pass of its own. So every call of a model uses one sample in all its
+layers, a layer called twice included; two calls of a model that a
+wrapper module makes in one of its own calls share one sample only if the
+wrapper is the model (it was the outermost module at the first training
+call):
 :obj:`one_sample_per_call(model)` makes each of them a pass. A layer
 called with no module around it (or through :obj:`model.forward(...)`)
 is a pass of its own, and looks along the stack at every such call.
@@ -109,7 +110,7 @@ def one_sample_per_call(module: torch.nn.Module) -> 'PassHooks':
         module (torch.nn.Module): The module.
 
     Returns:
-        A handle whose :meth:`remove` undoes it.
+        A handle whose ``remove()`` undoes it.
     """
     return _install(module, _open_own_pass)
 
