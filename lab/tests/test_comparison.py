@@ -14,6 +14,7 @@ from pyg_bemap_lab.comparison import (
 from pyg_bemap_lab.io.store import RunStore
 from pyg_bemap_lab.running.planning import chosen_configs
 from pyg_bemap_lab.running.protocols import PROTOCOLS
+from pyg_bemap_lab.sweeping import sweep
 
 STORED = osp.join(osp.dirname(__file__), '..', 'results', 'evaluation')
 
@@ -96,3 +97,28 @@ def test_compare_refuses_an_unknown_dataset_or_rule():
         compare('cora')
     with pytest.raises(ValueError, match="unknown selection rule 'val-acc'"):
         compare('nba', selection='val-acc')
+
+
+@pytest.mark.parametrize(
+    'arguments, match',
+    [  # the held-out cases of issue Evaluation IV
+        (dict(seeds=1), 'seeds must be an integer of at least 2'),
+        (dict(seeds=2.5), r'seeds must be an integer .*2\.5'),
+        (dict(epochs=0), 'epochs must be an integer of at least 1'),
+        (dict(patience=-1), 'patience must be an integer of at least 1'),
+        (dict(jobs=0), 'jobs must be an integer of at least 1'),
+    ],
+)
+def test_compare_refuses_counts_out_of_range(arguments, match):
+    with pytest.raises(ValueError, match=match):
+        compare('nba', **arguments)
+
+
+def test_compare_and_sweep_refuse_an_out_that_is_a_file(tmp_path):
+    file = tmp_path / 'file'
+    file.write_text('')
+    for out in (file, file / 'sub'):
+        with pytest.raises(ValueError, match='out names a file, not a folder'):
+            compare('nba', out=str(out))
+        with pytest.raises(ValueError, match='out names a file, not a folder'):
+            sweep('nba', out=str(out))

@@ -1,5 +1,6 @@
 import json
 
+import numpy as np
 import pytest
 
 from pyg_bemap import SamplerSettings
@@ -72,8 +73,24 @@ def test_a_stored_configuration_names_the_required_settings():
         (dict(scale=1), TypeError, 'scale must be of type bool'),
         (dict(lr=True), TypeError, 'lr must be of type float'),
         (dict(beta=2.0), ValueError, 'beta'),
+        # the held-out cases of issue Evaluation IV
+        (dict(dropout=1.5), ValueError, r'dropout must be a number in \[0'),
+        (dict(hidden=0), ValueError, 'hidden must be an integer >= 1'),
+        (dict(lr=0), ValueError, 'lr must be a number > 0'),
+        (dict(hidden=16.7), ValueError, 'hidden must be a whole number'),
+        (dict(input_dropout=1), ValueError, r'input_dropout.*1\.0\)'),
+        (dict(weight_decay=-1e-5), ValueError, 'weight_decay must be'),
+        (dict(lr=float('nan')), ValueError, 'lr must be'),
+        (dict(fairdrop_delta=1.5), ValueError, 'fairdrop_delta must be'),
     ],
 )
 def test_bad_settings_are_refused(change, error, match):
     with pytest.raises(error, match=match):
         RunConfig().replace(**change)
+
+
+def test_numpy_numbers_are_taken_as_python_numbers():
+    config = RunConfig(hidden=np.int64(16), lr=np.float64(0.01))
+    assert config.hidden == 16 and type(config.hidden) is int
+    assert config.lr == 0.01 and type(config.lr) is float
+    assert RunConfig(scale=np.bool_(False)).scale is False

@@ -5,6 +5,7 @@ import argparse
 import os
 from collections.abc import Callable
 
+from pyg_bemap_lab import values
 from pyg_bemap_lab.names import (
     METHOD_ALIASES,
     bemap_method,
@@ -32,14 +33,11 @@ def seed(text: str) -> int:
 def int_at_least(minimum: int) -> Callable[[str], int]:
     def parse(text: str) -> int:
         try:
-            value = int(text)
-        except ValueError:
-            value = minimum - 1  # not an integer: the same message
-        if value < minimum:
+            return values.whole_number('it', int(text), minimum)
+        except ValueError:  # not an integer: the same message
             raise argparse.ArgumentTypeError(
                 f'must be an integer of at least {minimum} (got {text!r})'
-            )
-        return value
+            ) from None
 
     return parse
 
@@ -73,12 +71,13 @@ def fraction(text: str) -> float:
 
 
 def out_folder(text: str) -> str:
-    r"""A folder to write to: not empty, and not an existing file."""
-    if not text:
-        raise argparse.ArgumentTypeError('must name a folder (got nothing)')
-    if os.path.exists(text) and not os.path.isdir(text):
-        raise argparse.ArgumentTypeError(f'names a file, not a folder: {text}')
-    return text
+    r"""A folder to write to (see :func:`~pyg_bemap_lab.values.out_folder`)."""
+    try:
+        return values.out_folder('it', text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(
+            str(error).removeprefix('it ')
+        ) from None
 
 
 def check_fraction_options(

@@ -25,6 +25,7 @@ from pyg_bemap_lab.run_config import RunConfig
 from pyg_bemap_lab.running.execution import run_protocol
 from pyg_bemap_lab.running.protocols import Job, Protocol
 from pyg_bemap_lab.selection import DEFAULT_RULE, STORED_RULES, check_rule
+from pyg_bemap_lab.values import out_folder, run_counts
 
 #: The hyper-parameters the default protocol chose on validation, per
 #: (dataset, backbone), from the runs stored in
@@ -241,6 +242,11 @@ def compare(
     named dataset uses the hyper-parameters the default protocol chose
     (:obj:`TUNED`).
 
+    Raises:
+        ValueError: If a value is out of its range (:obj:`seeds` below 2,
+            :obj:`epochs`, :obj:`patience` or :obj:`jobs` below 1, an
+            :obj:`out` that is a file), naming it.
+
     Args:
         data (Data or str): The graph (see
             :func:`~pyg_bemap_lab.io.user_graphs.user_graph`), or a dataset's
@@ -272,6 +278,9 @@ def compare(
             (default: :obj:`False`)
     """
     check_rule(selection, STORED_RULES)
+    seeds, epochs, patience, jobs = run_counts(seeds, epochs, patience, jobs)
+    if out is not None:
+        out = out_folder('out', out)
     kept = out is not None or not isinstance(data, str)
     if out is None:
         out = (

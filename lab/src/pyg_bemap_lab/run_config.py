@@ -4,9 +4,13 @@ FairDrop's drop rate. Its flat dictionary (:meth:`RunConfig.as_dict`) is
 what a stored run records and part of the run store's key."""
 
 import dataclasses
+import math
+import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from pyg_bemap import SamplerSettings
 from pyg_bemap_lab.names import BEMAP_BETA, BEMAP_MIN_KEEP
@@ -20,6 +24,45 @@ SAMPLER_NAMES = {
     'num_hops': 'num_hops',
     'balance_delta': 'delta',
 }
+
+#: The numbers' types and ranges: (type, low, high, whether each end is in).
+RANGES: dict[str, tuple[type, float, float, tuple[bool, bool]]] = {
+    'lr': (float, 0.0, math.inf, (False, False)),
+    'hidden': (int, 1, math.inf, (True, False)),
+    'dropout': (float, 0.0, 1.0, (True, False)),
+    'input_dropout': (float, 0.0, 1.0, (True, False)),
+    'weight_decay': (float, 0.0, math.inf, (True, False)),
+    'fairdrop_delta': (float, 0.0, 1.0, (True, True)),
+}
+
+
+def _number(name: str, value: Any, kind: type) -> float | int:
+    r""":obj:`value` as a Python number of :obj:`kind` (NumPy's numbers
+    too, and a float that is a whole number as an integer)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(
+        value, numbers.Real
+    ):
+        raise TypeError(
+            f'{name} must be of type {kind.__name__}, not {value!r}'
+        )
+    number = float(value)
+    if kind is int:
+        if not number.is_integer():
+            raise ValueError(f'{name} must be a whole number (got {value!r})')
+        return int(number)
+    return number
+
+
+def _described(
+    kind: type, low: float, high: float, closed: tuple[bool, bool]
+) -> str:
+    what = 'an integer' if kind is int else 'a number'
+    if high == math.inf:
+        return f'{what} {">=" if closed[0] else ">"} {low}'
+    return f'{what} in {"[" if closed[0] else "("}{low}, {high}' + (
+        ']' if closed[1] else ')'
+    )
+
 
 #: The names a stored configuration must give (the others have defaults).
 REQUIRED = ('lr', 'hidden', 'dropout', 'input_dropout')
@@ -66,24 +109,21 @@ class RunConfig:
     fairdrop_delta: float = 0.16
 
     def __post_init__(self) -> None:
-        for name, kind in (
-            ('lr', float),
-            ('hidden', int),
-            ('dropout', float),
-            ('input_dropout', float),
-            ('weight_decay', float),
-            ('scale', bool),
-            ('head', bool),
-            ('fairdrop_delta', float),
-        ):
+        for name in ('scale', 'head'):
             value = getattr(self, name)
-            if isinstance(value, bool) != (kind is bool) or not isinstance(
-                value, (int, float)
+            if not isinstance(value, (bool, np.bool_)):
+                raise TypeError(f'{name} must be of type bool, not {value!r}')
+            object.__setattr__(self, name, bool(value))
+        for name, (kind, low, high, closed) in RANGES.items():
+            value = _number(name, getattr(self, name), kind)
+            if not (low <= value if closed[0] else low < value) or not (
+                value <= high if closed[1] else value < high
             ):
-                raise TypeError(
-                    f'{name} must be of type {kind.__name__}, not {value!r}'
+                raise ValueError(
+                    f'{name} must be {_described(kind, low, high, closed)} '
+                    f'(got {getattr(self, name)!r})'
                 )
-            object.__setattr__(self, name, kind(value))  # 0 and 0.0 alike
+            object.__setattr__(self, name, value)
         if not isinstance(self.sampler, SamplerSettings):
             raise TypeError(
                 f'sampler must be a SamplerSettings, not {self.sampler!r}'

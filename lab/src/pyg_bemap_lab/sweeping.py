@@ -29,6 +29,7 @@ from pyg_bemap_lab.reporting.sweep_report import SweepResult
 from pyg_bemap_lab.run_config import RunConfig
 from pyg_bemap_lab.running.execution import run_protocol
 from pyg_bemap_lab.running.protocols import Job, Protocol
+from pyg_bemap_lab.values import out_folder, run_counts
 
 #: BeMap's settings, one knob at a time around its defaults (beta 0.25,
 #: min_keep 4, balance-score delta 1, 2 hops, balance scoring, the sym
@@ -186,6 +187,8 @@ def sweep(
             :func:`~pyg_bemap_lab.running.provenance.check_committed`).
             (default: :obj:`False`)
     """
+    seeds, epochs, patience, jobs = run_counts(seeds, epochs, patience, jobs)
+    out = out_folder('out', out)
     os.makedirs(out, exist_ok=True)
     name, path = graph_for_runs(data, out, sens_attr, label_attr)
     protocol = sweep_protocol(
