@@ -137,7 +137,7 @@ def test_option_values_are_checked_at_parsing(tmp_path, capsys):
     assert '--out: names a file, not a folder' in err
     beneath = str(tmp_path / 'a-file' / 'sub')  # no errno text
     err = _parse_error(capsys, [*graph, '--out', beneath])
-    assert f"--out: names a file, not a folder: {tmp_path / 'a-file'}" in err
+    assert f'--out: names a file, not a folder: {tmp_path / "a-file"}' in err
     err = _parse_error(capsys, [*graph, '--out', ''])
     assert '--out: must name a folder (got nothing)' in err
     for command in ('train', 'diagnose'):

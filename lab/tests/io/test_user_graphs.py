@@ -4,6 +4,7 @@ from torch_geometric.data import Data
 
 from pyg_bemap.datasets import biased_sbm
 from pyg_bemap_lab.io.user_graphs import (
+    graph_for_runs,
     graph_key,
     read_graph_file,
     read_tables,
@@ -83,6 +84,11 @@ def test_a_node_table_and_an_edge_list(tmp_path):
         (NODES.replace(',0,', ',1,'), EDGES, "'score' hold one class only"),
         (NODES.replace('1,30', 'yes,30'), EDGES, "'score' must be binary"),
         (NODES.replace('2.5', ''), EDGES, "'income' have empty cells"),
+        (
+            NODES.replace('2.5', 'inf'),
+            EDGES,
+            "nodes.csv: the feature column\\(s\\) 'income' hold infinite",
+        ),
     ],
 )
 def test_bad_tables_say_what_is_wrong_and_where(
@@ -203,6 +209,63 @@ def test_graphs_that_cannot_pose_the_question_are_refused(change, match):
     change(data)
     with pytest.raises(ValueError, match=match):
         user_graph(data)
+
+
+def test_masks_of_one_column_are_taken_and_other_shapes_refused():
+    data = sbm_with_masks()
+    expected = user_graph(data)
+    for name in ('train_mask', 'val_mask', 'test_mask'):
+        data[name] = data[name].view(-1, 1)
+    graph = user_graph(data)
+    for name in ('train_mask', 'val_mask', 'test_mask'):
+        assert torch.equal(graph[name], expected[name])
+    data.val_mask = data.val_mask.repeat(1, 2)
+    with pytest.raises(
+        ValueError,
+        match=r"'data.val_mask' must be a boolean"
+        r' mask of shape \[60\] or \[60, 1\].*\[60, 2\]',
+    ):
+        user_graph(data)
+
+
+def _only(data, name, keep):
+    data[name] = data[name] & keep
+    return data
+
+
+@pytest.mark.parametrize(
+    'change, match',
+    [
+        (
+            lambda d: _only(d, 'test_mask', d.s == 0),
+            "'data.test_mask' selects nodes of one sensitive group only",
+        ),
+        (
+            lambda d: _only(d, 'val_mask', d.y == 1),
+            "'data.val_mask' selects nodes of one class only",
+        ),
+        (
+            lambda d: _only(d, 'train_mask', d.y == 0),
+            "'data.train_mask' selects nodes of one class only",
+        ),
+    ],
+    ids=['one group tested', 'one class validated', 'one class trained'],
+)
+def test_splits_that_cannot_pose_the_question_are_refused(change, match):
+    data = sbm_with_masks()
+    change(data)
+    with pytest.raises(ValueError, match=match):
+        user_graph(data)
+
+
+def test_runs_need_labelled_nodes_in_every_group(tmp_path):
+    data = biased_sbm(60, seed=1)
+    del data.train_mask, data.val_mask, data.test_mask  # a split per seed
+    data.y = torch.where(data.s == 1, -1, data.y)
+    user_graph(data)  # described, e.g. by diagnose
+    with pytest.raises(ValueError, match=r'\[1\] have no labelled node'):
+        graph_for_runs(data, str(tmp_path))
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_repeated_numeric_id_is_shown_as_the_table_has_it(tmp_path):

@@ -6,6 +6,7 @@ the split masks), with a stratified split for graphs without masks."""
 
 import hashlib
 import os.path as osp
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -62,7 +63,7 @@ def user_graph(
         )
     _check_question(task.edge_index, task.labels, label_attr)
     graph = Data(x=x, edge_index=task.edge_index, s=task.sens, y=task.labels)
-    for name, mask in _checked_masks(data, task.labels).items():
+    for name, mask in _checked_masks(data, task.labels, task.sens).items():
         graph[name] = mask
     return graph
 
@@ -84,7 +85,9 @@ def _check_question(edges: Tensor, labels: Tensor, label_attr: str) -> None:
         )
 
 
-def _checked_masks(data: Data, labels: Tensor) -> dict[str, Tensor]:
+def _checked_masks(
+    data: Data, labels: Tensor, sens: Tensor
+) -> dict[str, Tensor]:
     given = [name for name in MASKS if getattr(data, name, None) is not None]
     if not given:
         return {}
@@ -97,16 +100,25 @@ def _checked_masks(data: Data, labels: Tensor) -> dict[str, Tensor]:
     masks = {}
     for name in MASKS:
         mask = data[name]
-        if mask.dtype != torch.bool or mask.numel() != labels.numel():
+        num_nodes = labels.numel()
+        if (
+            not isinstance(mask, Tensor)
+            or mask.dtype != torch.bool
+            or (tuple(mask.shape) not in ((num_nodes,), (num_nodes, 1)))
+        ):
             raise ValueError(
-                f"'data.{name}' must be a boolean mask with one entry per node"
+                f"'data.{name}' must be a boolean mask of shape [{num_nodes}] "
+                f'or [{num_nodes}, 1], one entry per node (got '
+                f'{_described_mask(mask)})'
             )
+        mask = mask.view(-1)
         if not mask.any() or (labels[mask] < 0).any():
             raise ValueError(
                 f"'data.{name}' must select at least one node, and labelled "
                 'nodes only'
             )
-        masks[name] = mask.view(-1)
+        masks[name] = mask
+    _check_splits(masks, labels, sens)
     for i, first in enumerate(MASKS):
         for second in MASKS[i + 1 :]:
             shared = int((masks[first] & masks[second]).sum())
@@ -117,6 +129,32 @@ def _checked_masks(data: Data, labels: Tensor) -> dict[str, Tensor]:
                     'other; give three disjoint masks'
                 )
     return masks
+
+
+def _described_mask(mask: Any) -> str:
+    if isinstance(mask, Tensor):
+        return f'{mask.dtype} of shape {list(mask.shape)}'
+    return type(mask).__name__
+
+
+def _check_splits(
+    masks: dict[str, Tensor], labels: Tensor, sens: Tensor
+) -> None:
+    r"""Raises unless each split can play its part: both classes to train
+    and to select epochs on, and two groups or more to measure gaps on."""
+    for name in ('train_mask', 'val_mask'):
+        if torch.unique(labels[masks[name]]).numel() < 2:
+            raise ValueError(
+                f"'data.{name}' selects nodes of one class only: training "
+                'and the validation loss and AUC that pick the epoch need '
+                'both classes; give the split nodes of both'
+            )
+    if torch.unique(sens[masks['test_mask']]).numel() < 2:
+        raise ValueError(
+            "'data.test_mask' selects nodes of one sensitive group only: "
+            'the fairness gaps compare groups; give the test split nodes of '
+            'every group'
+        )
 
 
 def read_graph_file(
@@ -275,6 +313,15 @@ def _check_features(features: pd.DataFrame, nodes: str) -> None:
             f'{nodes}: the feature column(s) {", ".join(map(repr, empty))} '
             'have empty cells; fill or drop them'
         )
+    infinite = [
+        str(c) for c in features.columns if np.isinf(features[c]).any()
+    ]
+    if infinite:
+        raise ValueError(
+            f'{nodes}: the feature column(s) '
+            f'{", ".join(map(repr, infinite))} hold infinite values; '
+            'replace or drop them'
+        )
 
 
 def _read_edges(path: str, ids: pd.Index, nodes: str, id_col: str) -> Tensor:
@@ -317,11 +364,29 @@ def graph_for_runs(
             )
         return name, None
     graph = user_graph(data, sens_attr, label_attr)
+    _check_labelled_groups(graph.y, graph.s)
     name = graph_key(graph)
     path = osp.join(writable_folder(folder), f'{name}.pt')
     if not osp.exists(path):
         torch.save(graph, path)
     return name, path
+
+
+def _check_labelled_groups(labels: Tensor, sens: Tensor) -> None:
+    r"""Raises unless every group has labelled nodes, on which a trained
+    model's gaps are measured (:func:`user_graph` takes such a graph, which
+    a description of its bias can still read)."""
+    unlabelled = [
+        int(g)
+        for g in torch.unique(sens)
+        if not (labels[sens == g] >= 0).any()
+    ]
+    if unlabelled:
+        raise ValueError(
+            f'The sensitive group(s) {unlabelled} have no labelled node: '
+            'the fairness gaps compare the groups on labelled nodes; label '
+            'some nodes of every group'
+        )
 
 
 def graph_key(data: Data) -> str:
