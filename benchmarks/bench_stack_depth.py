@@ -136,16 +136,11 @@ def main():
         print(f'worker {len(pipes)}: pyg_bemap from {parent.recv()}')
         pipes.append(parent)
         workers.append(process)
-    rounds: list[list[dict]] = [[] for _ in sources]
-    for round_ in range(args.rounds):
-        for i in range(len(pipes)):
-            which = (round_ + i) % len(pipes)
-            pipes[which].send(True)
-            rounds[which].append(pipes[which].recv())
-    for pipe, process in zip(pipes, workers):
-        pipe.send(False)
-        process.join()
-    report(sources, rounds, args)
+    # imported here: the workers import this module, and timing imports
+    # the library before a worker could choose where from
+    from timing import worker_rounds
+
+    report(sources, worker_rounds(pipes, workers, args.rounds), args)
 
 
 def report(sources, rounds, args):

@@ -19,7 +19,12 @@ import multiprocessing as mp
 
 import numpy as np
 import torch
-from timing import add_device_argument, chosen_device, wall_clock
+from timing import (
+    add_device_argument,
+    chosen_device,
+    wall_clock,
+    worker_rounds,
+)
 
 
 def unrelated_model(device):
@@ -104,15 +109,7 @@ def main():
         process.start()
         pipes.append(parent)
         workers.append(process)
-    medians: list[list[float]] = [[] for _ in kinds]
-    for round_ in range(args.rounds):
-        for i in range(len(kinds)):
-            which = (round_ + i) % len(kinds)
-            pipes[which].send(True)
-            medians[which].append(pipes[which].recv())
-    for pipe, process in zip(pipes, workers):
-        pipe.send(False)
-        process.join()
+    medians = worker_rounds(pipes, workers, args.rounds)
 
     rng = np.random.default_rng(0)
     labels = {

@@ -169,6 +169,25 @@ def interleaved_median_times(
     return [float(np.median(fn_times)) for fn_times in times]
 
 
+def worker_rounds(
+    pipes: list[Any], processes: list[Any], rounds: int
+) -> list[list[Any]]:
+    r"""What each worker process sends back for each of :obj:`rounds`
+    rounds, asked by sending :obj:`True` down its pipe, the workers taking
+    turns (the order rotating each round, so that the machine's drift
+    affects all alike); then :obj:`False` stops them."""
+    results: list[list[Any]] = [[] for _ in pipes]
+    for round_ in range(rounds):
+        for i in range(len(pipes)):
+            which = (round_ + i) % len(pipes)
+            pipes[which].send(True)
+            results[which].append(pipes[which].recv())
+    for pipe, process in zip(pipes, processes):
+        pipe.send(False)
+        process.join()
+    return results
+
+
 def host_and_wall_ms(
     fn: Callable[[], object], repeat: int
 ) -> tuple[float, float]:
