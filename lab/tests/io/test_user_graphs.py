@@ -251,11 +251,14 @@ def _only(data, name, keep):
     ],
     ids=['one group tested', 'one class validated', 'one class trained'],
 )
-def test_splits_that_cannot_pose_the_question_are_refused(change, match):
+def test_splits_that_cannot_pose_the_question_are_refused(
+    tmp_path, change, match
+):
     data = sbm_with_masks()
     change(data)
+    user_graph(data)  # described, e.g. by diagnose
     with pytest.raises(ValueError, match=match):
-        user_graph(data)
+        graph_for_runs(data, str(tmp_path))
 
 
 def test_runs_need_labelled_nodes_in_every_group(tmp_path):

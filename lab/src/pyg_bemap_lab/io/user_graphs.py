@@ -63,7 +63,7 @@ def user_graph(
         )
     _check_question(task.edge_index, task.labels, label_attr)
     graph = Data(x=x, edge_index=task.edge_index, s=task.sens, y=task.labels)
-    for name, mask in _checked_masks(data, task.labels, task.sens).items():
+    for name, mask in _checked_masks(data, task.labels).items():
         graph[name] = mask
     return graph
 
@@ -85,9 +85,7 @@ def _check_question(edges: Tensor, labels: Tensor, label_attr: str) -> None:
         )
 
 
-def _checked_masks(
-    data: Data, labels: Tensor, sens: Tensor
-) -> dict[str, Tensor]:
+def _checked_masks(data: Data, labels: Tensor) -> dict[str, Tensor]:
     given = [name for name in MASKS if getattr(data, name, None) is not None]
     if not given:
         return {}
@@ -118,7 +116,6 @@ def _checked_masks(
                 'nodes only'
             )
         masks[name] = mask
-    _check_splits(masks, labels, sens)
     for i, first in enumerate(MASKS):
         for second in MASKS[i + 1 :]:
             shared = int((masks[first] & masks[second]).sum())
@@ -137,19 +134,21 @@ def _described_mask(mask: Any) -> str:
     return type(mask).__name__
 
 
-def _check_splits(
-    masks: dict[str, Tensor], labels: Tensor, sens: Tensor
-) -> None:
-    r"""Raises unless each split can play its part: both classes to train
-    and to select epochs on, and two groups or more to measure gaps on."""
+def _check_splits(graph: Data) -> None:
+    r"""Raises unless each split mask, where the graph has them, can play
+    its part: both classes to train and to select epochs on, and two groups
+    or more to measure gaps on."""
+    if 'train_mask' not in graph:
+        return
+    labels, sens = graph.y, graph.s
     for name in ('train_mask', 'val_mask'):
-        if torch.unique(labels[masks[name]]).numel() < 2:
+        if torch.unique(labels[graph[name]]).numel() < 2:
             raise ValueError(
                 f"'data.{name}' selects nodes of one class only: training "
                 'and the validation loss and AUC that pick the epoch need '
                 'both classes; give the split nodes of both'
             )
-    if torch.unique(sens[masks['test_mask']]).numel() < 2:
+    if torch.unique(sens[graph.test_mask]).numel() < 2:
         raise ValueError(
             "'data.test_mask' selects nodes of one sensitive group only: "
             'the fairness gaps compare groups; give the test split nodes of '
@@ -365,6 +364,7 @@ def graph_for_runs(
         return name, None
     graph = user_graph(data, sens_attr, label_attr)
     _check_labelled_groups(graph.y, graph.s)
+    _check_splits(graph)
     name = graph_key(graph)
     path = osp.join(writable_folder(folder), f'{name}.pt')
     if not osp.exists(path):
@@ -374,8 +374,8 @@ def graph_for_runs(
 
 def _check_labelled_groups(labels: Tensor, sens: Tensor) -> None:
     r"""Raises unless every group has labelled nodes, on which a trained
-    model's gaps are measured (:func:`user_graph` takes such a graph, which
-    a description of its bias can still read)."""
+    model's gaps are measured (:func:`user_graph` takes such a graph, and
+    such splits, which a description of its bias can still read)."""
     unlabelled = [
         int(g)
         for g in torch.unique(sens)
