@@ -39,8 +39,9 @@ def edge_pairs(adj: Any) -> Tensor:
 
 def kept_edges(adj: Any, sample: Sample) -> Any:
     r""":obj:`adj` in its layout with the edges :obj:`sample` keeps only
-    (gathered at its kept positions, so no host synchronisation on a
-    GPU)."""
+    (gathered at its kept positions, so no host synchronisation on a GPU,
+    but for a COO adjacency marked coalesced, whose sample is coalesced:
+    one sort, which synchronises)."""
     kept = sample.positions
     if isinstance(adj, SparseTensor):
         return adj.index_select_nnz(kept, layout='coo')
