@@ -20,6 +20,7 @@ from pyg_bemap.infra.private_api import (
     outside_functorch_transforms,
     registered_child,
     registered_children,
+    registered_parameter,
     saved_tensor_hooks_active,
     state_dict_metadata,
     stored_coo_entries,
@@ -101,6 +102,15 @@ def test_children_are_found_under_every_name_they_are_registered_by():
     ]
     assert registered_child(module, 'first') is shared
     assert registered_child(module, 'other') is None
+
+
+def test_parameters_are_read_as_registered():
+    with_bias = torch.nn.Linear(2, 2)
+    assert registered_parameter(with_bias, 'bias') is with_bias.bias
+    assert (
+        registered_parameter(torch.nn.Linear(2, 2, bias=False), 'bias') is None
+    )
+    assert registered_parameter(with_bias, 'other') is None
 
 
 def test_a_state_dict_keeps_its_modules_metadata():

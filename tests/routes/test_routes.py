@@ -24,10 +24,11 @@ from pyg_bemap.datasets import load_nba
 from pyg_bemap.routes import (
     GraphInput,
     LayerCall,
+    RouteChoice,
     choose_route,
     edge_list_route,
-    fast_route,
     gcn_route,
+    layer_route,
     sparse_route,
 )
 from tests.conftest import random_graph
@@ -54,17 +55,17 @@ def pair(make):
 
 
 def test_the_fast_route_of_each_layer():
-    assert fast_route(GCNConv(8, 4), 'auto') is gcn_route
-    assert fast_route(SAGEConv(8, 4), 'auto') is sparse_route
-    assert fast_route(GCNConv(8, 4), 'edge_index') is edge_list_route
+    assert layer_route(GCNConv(8, 4), 'auto') is gcn_route
+    assert layer_route(SAGEConv(8, 4), 'auto') is sparse_route
+    assert layer_route(GCNConv(8, 4), 'edge_index') is edge_list_route
     flow = GCNConv(8, 4, flow='target_to_source')
-    assert fast_route(flow, 'auto') is edge_list_route
+    assert layer_route(flow, 'auto') is edge_list_route
     # every layer of the sparse route keeps it (a lost optimisation would
     # change no result, so no other test would notice)
     for make in ('graph', 'gin', 'sg', 'tag'):
-        assert fast_route(FLOWS[make](), 'auto') is sparse_route
+        assert layer_route(FLOWS[make](), 'auto') is sparse_route
     for conv in (GATConv(8, 4), SAGEConv(8, 4, aggr='max')):
-        assert fast_route(conv, 'auto') is edge_list_route
+        assert layer_route(conv, 'auto') is edge_list_route
 
 
 @pytest.mark.parametrize('dtype', [torch.float16, torch.bfloat16])
@@ -74,8 +75,8 @@ def test_half_precision_features_take_the_edge_list(data, dtype, make):
     conv = FLOWS[make]().to(dtype)
     graph = GraphInput(data.edge_index, None, conv.flow)
     call = LayerCall(conv, (), data.x.to(dtype), (), {})
-    assert fast_route(conv, 'auto') is not edge_list_route
-    assert choose_route('auto', call, graph, None) is edge_list_route
+    assert layer_route(conv, 'auto') is not edge_list_route
+    assert choose_route(RouteChoice(), call, graph, None) is edge_list_route
 
 
 @pytest.mark.parametrize('name', list(FLOWS))
@@ -229,3 +230,99 @@ def test_an_aggr_set_after_construction_computes_as_the_layer(
     vanilla.eval(), bemap.eval()
     expected = vanilla(data.x, data.edge_index.as_tensor())
     torch.testing.assert_close(bemap(data.x, data.edge_index), expected)
+
+
+def test_a_layers_route_is_decided_once(data, monkeypatch):
+    decided = []
+    decide = routes.layer_route
+    monkeypatch.setattr(
+        routes, 'layer_route', lambda *a: decided.append(a) or decide(*a)
+    )
+    bemap = BeMapConv(GCNConv(8, 16))
+    for training in (True, False, True):
+        bemap.train(training)
+        bemap(data.x, data.edge_index)
+    assert len(decided) == 1
+    bemap.conv.aggr = 'mean'  # an option changed: decided again, once
+    bemap(data.x, data.edge_index)
+    bemap(data.x, data.edge_index)
+    assert len(decided) == 2
+
+
+def used_route(bemap, data):
+    return bemap._route.of(bemap.conv, bemap.layout)
+
+
+@pytest.mark.parametrize(
+    'change, expected',
+    [
+        (lambda c: setattr(c, 'aggr', 'max'), edge_list_route),
+        (lambda c: setattr(c, 'normalize', False), sparse_route),
+        (lambda c: setattr(c, 'improved', True), edge_list_route),
+        (lambda c: setattr(c, 'add_self_loops', False), sparse_route),
+        (lambda c: setattr(c, 'flow', 'target_to_source'), edge_list_route),
+        (lambda c: setattr(c, 'explain', True), edge_list_route),
+        (
+            lambda c: setattr(
+                c.lin, 'bias', torch.nn.Parameter(torch.zeros(16))
+            ),
+            sparse_route,
+        ),
+        (lambda c: setattr(c, 'lin', Linear(8, 16, bias=False)), sparse_route),
+        (lambda c: c.register_forward_hook(lambda *a: None), edge_list_route),
+        (
+            lambda c: c.lin.register_forward_pre_hook(lambda *a: None),
+            edge_list_route,
+        ),
+        (
+            lambda c: c.register_propagate_forward_hook(lambda *a: None),
+            edge_list_route,
+        ),
+    ],
+)
+def test_an_option_changed_after_a_call_decides_the_route_again(
+    data, change, expected
+):
+    # D5: the route follows the layer as it computes, at the next call
+    bemap = BeMapConv(GCNConv(8, 16)).eval()
+    bemap(data.x, data.edge_index)
+    assert used_route(bemap, data) is gcn_route
+    change(bemap.conv)
+    assert used_route(bemap, data) is expected
+    assert layer_route(bemap.conv, 'auto') is expected
+
+
+def test_a_layout_set_after_a_call_decides_the_route_again(data):
+    bemap = BeMapConv(SAGEConv(8, 16)).eval()
+    bemap(data.x, data.edge_index)
+    assert used_route(bemap, data) is sparse_route
+    bemap.layout = 'edge_index'
+    assert used_route(bemap, data) is edge_list_route
+
+
+def test_an_aggr_changed_after_a_call_computes_as_the_layer(data):
+    vanilla, bemap = pair(FLOWS['graph'])
+    vanilla.eval(), bemap.eval()
+    bemap(data.x, data.edge_index)  # decided for 'add'
+    vanilla.aggr = bemap.conv.aggr = 'max'
+    expected = vanilla(data.x, data.edge_index.as_tensor())
+    torch.testing.assert_close(bemap(data.x, data.edge_index), expected)
+
+
+def test_a_hook_registered_after_a_call_sees_the_layers_own_call(data):
+    bemap = BeMapConv(GCNConv(8, 16)).eval()
+    bemap(data.x, data.edge_index)
+    seen = []
+    bemap.conv.register_forward_pre_hook(lambda m, args: seen.append(args))
+    bemap(data.x, data.edge_index)
+    assert len(seen) == 1 and seen[0][1].layout == torch.strided
+    assert seen[0][1].dim() == 2 and seen[0][1].size(0) == 2
+
+
+def test_the_fast_route_comes_back_when_a_hook_is_removed(data):
+    bemap = BeMapConv(GCNConv(8, 16)).eval()
+    handle = bemap.conv.lin.register_forward_hook(lambda *a: None)
+    bemap(data.x, data.edge_index)
+    assert used_route(bemap, data) is edge_list_route
+    handle.remove()
+    assert used_route(bemap, data) is gcn_route

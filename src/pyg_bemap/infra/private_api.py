@@ -82,6 +82,13 @@ def registered_child(module: torch.nn.Module, name: str) -> Any:
     return module.__dict__.get('_modules', {}).get(name)
 
 
+def registered_parameter(module: torch.nn.Module, name: str) -> Any:
+    r"""The parameter registered as :obj:`name`, or :obj:`None` (also when
+    registered as :obj:`None`), read without
+    :meth:`~torch.nn.Module.__getattr__`."""
+    return module.__dict__.get('_parameters', {}).get(name)
+
+
 def state_dict_metadata(state_dict: Any) -> dict[str, Any] | None:
     r"""The per-module metadata (versions) torch keeps on a state dict."""
     return getattr(state_dict, '_metadata', None)

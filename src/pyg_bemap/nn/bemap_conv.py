@@ -19,7 +19,12 @@ from pyg_bemap.nn.inner_layer import (
     positional_names,
 )
 from pyg_bemap.nn.sample_sharing import CallReplay, pass_sample
-from pyg_bemap.routes import GraphInput, LayerCall, choose_route
+from pyg_bemap.routes import (
+    GraphInput,
+    LayerCall,
+    RouteChoice,
+    choose_route,
+)
 from pyg_bemap.sampler import Sample
 from pyg_bemap.settings import SamplerSettings
 
@@ -152,6 +157,7 @@ class BeMapConv(MessagePassing):
         self.layout = layout
         self.generator = check_generator(generator)
         self._replay = CallReplay()
+        self._route = RouteChoice()
         self._arg_names = positional_names(conv)
         self.register_state_dict_post_hook(inner_names_on_save)
         self.register_load_state_dict_pre_hook(inner_names_on_load)
@@ -223,8 +229,10 @@ class BeMapConv(MessagePassing):
         _check_layout(self.layout)  # also when set after construction
         graph = GraphInput(edge_index, bemap, getattr(self.conv, 'flow', None))
         sample = self._sample(graph) if self.training else None
-        call = LayerCall(self.conv, self._arg_names, x, args, kwargs)
-        route = choose_route(self.layout, call, graph, sample)
+        call = LayerCall(
+            self.conv, self._arg_names, x, args, kwargs, self.layout
+        )
+        route = choose_route(self._route, call, graph, sample)
         return route(call, graph, sample)
 
     @torch.compiler.disable

@@ -27,16 +27,18 @@ optimisation that never changes a result or raises where the layer's own
 call would not, but for one thing: PyG's sparse products of the
 :obj:`sparse_route` have no second derivative (docs/options.md,
 "Layouts", says which layers, and that :obj:`layout='edge_index'` has
-it). The route is chosen at every call from what the layer is then
-(``fast_route``, a few attribute reads); a call that it cannot honour
-(``honours``) takes the edge list: a graph without BeMap information or
-not an edge list, features that are not one dense matrix of the graph's
-nodes or of a dtype torch.sparse's products take (not half precision),
-inference mode, autocast, :func:`torch.compile`, :mod:`torch.func`
-transforms, edge-level arguments, hooks on the message passing or on any
-module of the layer, and, for :obj:`gcn_route`, any other argument, for
-:obj:`sparse_route`, a graph with self-loops (in evaluation) or repeated
-edges.
+it). A layer's route is decided once (``layer_route``, kept by a
+``RouteChoice``), and again at a call where the layer's options changed
+(``layer_options``: an aggregation set later, a hook registered); a call
+that it cannot honour (``honours``) takes the edge list: a graph without
+BeMap information or not an edge list, features that are not one dense
+matrix of the graph's nodes or of a dtype torch.sparse's products take
+(not half precision), inference mode, autocast, :func:`torch.compile`,
+:mod:`torch.func` transforms, edge-level arguments, and, for
+:obj:`gcn_route`, any other argument, for :obj:`sparse_route`, a graph
+with self-loops (in evaluation) or repeated edges. A layer with hooks on
+its message passing or on any of its modules, or explained, takes the
+edge list whatever the call.
 """
 
 from collections.abc import Callable
@@ -44,6 +46,7 @@ from typing import Any, NamedTuple
 
 import torch
 from torch import Tensor
+from torch.utils.hooks import RemovableHandle
 
 from pyg_bemap.bemap_info import BeMapInfo
 from pyg_bemap.edge_index import BeMapEdgeIndex, get_bemap
@@ -52,6 +55,8 @@ from pyg_bemap.infra.private_api import (
     has_module_hooks,
     has_propagation_hooks,
     outside_functorch_transforms,
+    registered_child,
+    registered_parameter,
 )
 from pyg_bemap.infra.sparse import quiet_sparse, sparse_product_takes
 from pyg_bemap.routes.edge_list import (
@@ -136,13 +141,15 @@ class GraphInput:
 
 class LayerCall(NamedTuple):
     r"""A call of the inner layer: the layer, its positional argument
-    names, the features and the arguments after the graph."""
+    names, the features, the arguments after the graph and the wrapper's
+    :obj:`layout`."""
 
     conv: Any
     arg_names: tuple[str, ...]
     x: Any
     args: tuple[Any, ...]
     kwargs: dict[str, Any]
+    layout: str = 'auto'
 
 
 #: A route: runs the call on the full graph (no sample) or on a sample.
@@ -187,32 +194,57 @@ def gcn_route(
     return gcn_forward(call.conv, call.x, built)
 
 
-def choose_route(
-    layout: str, call: LayerCall, graph: GraphInput, sample: Sample | None
-) -> Route:
-    r"""The route of a call: the layer's fast route, from what the layer is
-    at this call (options changed since an earlier call count), when it
-    honours the call, else :func:`edge_list_route`."""
-    x = call.x
-    if (
-        graph.info is None
-        or not graph.is_edge_list
-        or not isinstance(x, Tensor)
-        or torch.compiler.is_compiling()
-    ):
-        return edge_list_route
-    route = fast_route(call.conv, layout)
-    if route is edge_list_route or not honours(route, call, graph, sample):
-        return edge_list_route
-    return route
+#: The layer's attributes that its route depends on, besides its type,
+#: its modules and its explanation (:func:`layer_options`).
+OPTION_NAMES = (
+    'flow',
+    'aggr',
+    'fuse',
+    'decomposed_layers',
+    'improved',
+    'normalize',
+    'add_self_loops',
+    'cached',
+)
 
 
-def fast_route(conv: Any, layout: str) -> Route:
+def layer_options(conv: Any, layout: str) -> tuple[Any, ...]:
+    r"""Everything :func:`layer_route` reads of a layer: its type, its
+    options (:obj:`OPTION_NAMES`, as set on it), whether it is explained,
+    its aggregation and linear modules, what a class that declares
+    :obj:`computes_same_on_sparse` says, the layout, and the count of
+    hooks ever registered (:obj:`torch.utils.hooks.RemovableHandle.next_id`,
+    which every registration raises). Read from the layer's dictionaries:
+    an attribute it lacks costs no exception."""
+    attributes = vars(conv)
+    lin = registered_child(conv, 'lin')
+    declared = type(conv).__dict__.get('computes_same_on_sparse')
+    return (
+        layout,
+        type(conv),
+        RemovableHandle.next_id,
+        *[attributes.get(name) for name in OPTION_NAMES],
+        getattr(conv, 'explain', None),
+        type(registered_child(conv, 'aggr_module')),
+        type(lin),
+        lin is None or registered_parameter(lin, 'bias') is None,
+        None if declared is None else bool(declared(conv)),
+    )
+
+
+def hooked(conv: Any) -> bool:
+    r"""Whether a hook or an explanation would see the layer's call or its
+    message passing, which the fast routes change or skip."""
+    return has_propagation_hooks(conv) or has_module_hooks(conv)
+
+
+def layer_route(conv: Any, layout: str) -> Route:
     r"""The fastest route that computes what :obj:`conv` computes, from
     what the layer is (:func:`honours` then asks the call)."""
     if (
         layout == 'edge_index'
         or getattr(conv, 'flow', None) != 'source_to_target'
+        or hooked(conv)
     ):
         return edge_list_route
     if computes_gcn(conv):
@@ -220,21 +252,65 @@ def fast_route(conv: Any, layout: str) -> Route:
     return sparse_route if same_on_sparse(conv) else edge_list_route
 
 
+class RouteChoice:
+    r"""A layer's route, decided by :func:`layer_route` at its first call
+    and again at a call where :func:`layer_options` changed (an option set
+    after construction, a hook registered): one comparison per call. A
+    layer whose hooks chose the edge list asks at every call whether they
+    are still there (so the fast route comes back when they are removed)."""
+
+    def __init__(self) -> None:
+        self.options: tuple[Any, ...] | None = None
+        self.route: Route = edge_list_route
+        self.hooked = False
+
+    def of(self, conv: Any, layout: str) -> Route:
+        options = layer_options(conv, layout)
+        if options != self.options or (self.hooked and not hooked(conv)):
+            self.route, self.options = layer_route(conv, layout), options
+            self.hooked = hooked(conv)
+        return self.route
+
+
+def choose_route(
+    choice: RouteChoice,
+    call: LayerCall,
+    graph: GraphInput,
+    sample: Sample | None,
+) -> Route:
+    r"""The route of a call: the layer's route (:class:`RouteChoice`) when
+    the call lets it compute exactly the layer's own call
+    (:func:`honours`), else :func:`edge_list_route`; under
+    :func:`torch.compile` always the edge list."""
+    if torch.compiler.is_compiling():
+        return edge_list_route
+    route = choice.of(call.conv, call.layout)
+    if route is edge_list_route or not honours(route, call, graph, sample):
+        return edge_list_route
+    return route
+
+
 def honours(
     route: Route, call: LayerCall, graph: GraphInput, sample: Sample | None
 ) -> bool:
-    r"""Whether :obj:`route` computes exactly the layer's own call."""
+    r"""Whether :obj:`route` computes exactly the layer's own call: on an
+    edge list with BeMap information, with features that are one dense
+    matrix of the graph's nodes that torch.sparse's products take (no
+    half precision, no autocast), outside inference mode and
+    :mod:`torch.func` transforms; for :obj:`gcn_route` with no other
+    argument, for :obj:`sparse_route` with no edge-level argument and on a
+    graph without repeated edges (nor self-loops, in evaluation)."""
     x, info = call.x, graph.info
-    assert info is not None
     if (
-        x.layout != torch.strided
+        info is None
+        or not graph.is_edge_list
+        or not isinstance(x, Tensor)
+        or x.layout != torch.strided
         or x.dim() != 2
         or x.size(0) != info.num_nodes
         or torch.is_inference_mode_enabled()
         or not sparse_product_takes(x)  # autocast would cast it
         or functorch_transforms_active()
-        or has_propagation_hooks(call.conv)
-        or has_module_hooks(call.conv)  # it would see another call, or none
     ):
         return False
     if route is gcn_route:  # it takes no other argument
