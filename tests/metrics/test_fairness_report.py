@@ -88,6 +88,41 @@ def test_two_group_gaps_are_the_papers_absolute_differences():
     assert report.by_group[0].positive_rate == pytest.approx(2 / 3)
 
 
+@pytest.mark.parametrize('num_groups', [2, 3])
+def test_the_threshold_free_gap_is_of_mean_probabilities(num_groups):
+    pred, y, sens = random_case(num_groups, 4, columns=2)
+    mask = torch.rand(400, generator=torch.Generator().manual_seed(2)) < 0.5
+    probability = pred.double().softmax(-1)[:, 1]
+    means = [probability[mask & (sens == g)].mean() for g in range(num_groups)]
+    expected = float(max(means) - min(means))
+    margin = pred[:, 1] - pred[:, 0]
+    for args in (
+        (pred, {}),  # two-class outputs
+        (margin, {}),  # logits
+        (margin.sigmoid(), {'threshold': 0.5}),  # probabilities
+    ):
+        report = fairness_report(args[0], y, sens, mask=mask, **args[1])
+        assert report.delta_prob == pytest.approx(expected, abs=1e-6)
+        for g in range(num_groups):
+            assert report.by_group[g].mean_probability == pytest.approx(
+                float(means[g]), abs=1e-6
+            )
+
+
+def test_the_threshold_free_gap_ignores_the_threshold():
+    # scores that all clear the threshold: delta_sp is 0, the gap is not
+    pred = torch.tensor([3.0, 2.5, 2.0, 0.5, 0.4, 0.3])
+    y = torch.tensor([1, 0, 1, 1, 0, 1])
+    sens = torch.tensor([0, 0, 0, 1, 1, 1])
+    with pytest.warns(OnePredictedClassWarning):
+        report = fairness_report(pred, y, sens)
+    assert report.delta_sp == 0
+    high, low = pred[:3].sigmoid().mean(), pred[3:].sigmoid().mean()
+    assert report.delta_prob == pytest.approx(float(high - low))
+    hard = fairness_report((pred > 1).float(), y, sens, threshold=0.5)
+    assert hard.delta_prob == pytest.approx(hard.delta_sp)
+
+
 def test_threshold_index_mask_and_column_scores():
     pred, y, sens = random_case(2, 3)
     index = torch.arange(0, 400, 3)
@@ -163,7 +198,15 @@ def test_str_and_dict():
     assert len(text.splitlines()) == 7
     assert '<table>' in report._repr_html_()
     d = report.to_dict()
-    assert set(d) == {'accuracy', 'auc', 'delta_sp', 'delta_eo', 'by_group'}
+    assert set(d) == {
+        'accuracy',
+        'auc',
+        'delta_sp',
+        'delta_eo',
+        'delta_prob',
+        'by_group',
+    }
+    assert 'delta_prob' in text and 'mean p' in text
     assert d['by_group'][0]['size'] == report.by_group[0].size
     assert isinstance(report, FairnessReport)
 

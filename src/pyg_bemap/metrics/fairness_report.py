@@ -10,6 +10,7 @@ from torch import Tensor
 from pyg_bemap.metrics.json_ready import nan_as_none
 from pyg_bemap.metrics.report_inputs import (
     binary_labels,
+    positive_probabilities,
     scores_and_predictions,
     selected_nodes,
 )
@@ -31,6 +32,7 @@ class GroupMetrics:
     true_positive_rate: float
     accuracy: float
     auc: float
+    mean_probability: float = math.nan
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,9 @@ class FairnessReport:
         delta_eo (float): Equal-opportunity gap, max minus min over groups of
             :math:`P(\hat{y} = 1 \mid y = 1, s = g)`.
         by_group (Dict[int, GroupMetrics]): The metrics of every group.
+        delta_prob (float): The threshold-free gap, max minus min over
+            groups of the mean predicted probability of the positive class,
+            :math:`\mathbb{E}[p \mid s = g]`.
     """
 
     accuracy: float
@@ -52,6 +57,7 @@ class FairnessReport:
     delta_sp: float
     delta_eo: float
     by_group: dict[int, GroupMetrics]
+    delta_prob: float = math.nan
 
     def to_dict(self) -> dict[str, object]:
         r"""The report as plain Python values, the groups' metrics nested
@@ -63,6 +69,7 @@ class FairnessReport:
                 'auc': self.auc,
                 'delta_sp': self.delta_sp,
                 'delta_eo': self.delta_eo,
+                'delta_prob': self.delta_prob,
                 'by_group': {g: asdict(m) for g, m in self.by_group.items()},
             }
         )
@@ -72,7 +79,7 @@ class FairnessReport:
             return 'nan' if math.isnan(value) else f'{value:.4f}'
 
         rows: list[tuple[str, ...]] = [
-            ('group', 'size', 'pos. rate', 'TPR', 'accuracy', 'AUC')
+            ('group', 'size', 'pos. rate', 'TPR', 'mean p', 'accuracy', 'AUC')
         ]
         for group, m in self.by_group.items():
             rows.append(
@@ -81,13 +88,22 @@ class FairnessReport:
                     str(m.size),
                     fmt(m.positive_rate),
                     fmt(m.true_positive_rate),
+                    fmt(m.mean_probability),
                     fmt(m.accuracy),
                     fmt(m.auc),
                 )
             )
         size = sum(m.size for m in self.by_group.values())
         rows.append(
-            ('overall', str(size), '', '', fmt(self.accuracy), fmt(self.auc))
+            (
+                'overall',
+                str(size),
+                '',
+                '',
+                '',
+                fmt(self.accuracy),
+                fmt(self.auc),
+            )
         )
         return rows
 
@@ -104,6 +120,7 @@ class FairnessReport:
         lines.insert(-1, '-' * len(lines[0]))
         lines.append(
             f'delta_sp = {self.delta_sp:.4f}   delta_eo = {self.delta_eo:.4f}'
+            f'   delta_prob = {self.delta_prob:.4f}'
         )
         return '\n'.join(lines)
 
@@ -117,7 +134,8 @@ class FairnessReport:
         return (
             f'<table><thead><tr>{head}</tr></thead><tbody>{body}'
             f'</tbody></table><p>delta_sp = {self.delta_sp:.4f}, '
-            f'delta_eo = {self.delta_eo:.4f}</p>'
+            f'delta_eo = {self.delta_eo:.4f}, '
+            f'delta_prob = {self.delta_prob:.4f}</p>'
         )
 
 
@@ -183,7 +201,18 @@ def fairness_report(
         \end{aligned}
 
     which for two groups are :math:`|P(\hat{y}=1|s=1) - P(\hat{y}=1|s=0)|`
-    and the same gap in true-positive rate. AUC is computed from the scores.
+    and the same gap in true-positive rate, and the threshold-free gap
+
+    .. math::
+        \Delta_{p} = \max_g \mathbb{E}[p \mid s = g] -
+                     \min_g \mathbb{E}[p \mid s = g]
+
+    of the predicted probability :math:`p` of the positive class (the
+    sigmoid of logits, class 1's softmax probability of two-class outputs,
+    the scores themselves when a threshold in :math:`(0, 1)` says they are
+    probabilities), which a threshold on miscalibrated scores cannot move:
+    :math:`\Delta_{SP}` at a threshold most scores clear says little. AUC
+    is computed from the scores.
 
     A group with no evaluated member, or no positive label, gets NaN for what
     cannot be computed (with a warning naming it) and is left out of the gaps;
@@ -218,6 +247,7 @@ def fairness_report(
         A :class:`FairnessReport`.
     """
     score, positive = scores_and_predictions(pred, threshold)
+    probability = positive_probabilities(pred, score, threshold)
     num_nodes = score.numel()
     if num_nodes == 0:
         raise ValueError("'pred' holds no node: there is nothing to evaluate")
@@ -231,6 +261,7 @@ def fairness_report(
     )
     keep = selected_nodes(mask, num_nodes, y.device) & (y >= 0)
     score, positive, y, sens = score[keep], positive[keep], y[keep], sens[keep]
+    probability = probability[keep]
     if y.numel() > 0 and bool((y > 1).any()):
         raise ValueError(
             f"'y' must hold the labels 0 and 1 (or a negative "
@@ -248,7 +279,9 @@ def fairness_report(
         )
     by_group = {}
     for g in range(num_groups):  # a loop: warnings name the caller's line
-        by_group[g] = _group_metrics(g, score, positive, y, sens == g)
+        by_group[g] = _group_metrics(
+            g, score, positive, probability, y, sens == g
+        )
     return FairnessReport(
         accuracy=_mean(positive == y),
         auc=auc,
@@ -260,6 +293,10 @@ def fairness_report(
             'delta_eo',
         ),
         by_group=by_group,
+        delta_prob=_gap(
+            {g: m.mean_probability for g, m in by_group.items()},
+            'delta_prob',
+        ),
     )
 
 
@@ -277,7 +314,12 @@ def _warn_on_one_predicted_class(positive: Tensor) -> None:
 
 
 def _group_metrics(
-    group: int, score: Tensor, positive: Tensor, y: Tensor, member: Tensor
+    group: int,
+    score: Tensor,
+    positive: Tensor,
+    probability: Tensor,
+    y: Tensor,
+    member: Tensor,
 ) -> GroupMetrics:
     size = int(member.sum())
     if size == 0:
@@ -303,6 +345,7 @@ def _group_metrics(
         true_positive_rate=_mean(positive[has_positive]),
         accuracy=_mean(positive[member] == y[member]),
         auc=auc,
+        mean_probability=_mean(probability[member]),
     )
 
 

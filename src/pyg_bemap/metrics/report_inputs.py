@@ -56,6 +56,24 @@ def scores_and_predictions(
     return pred, pred > (0.0 if threshold is None else threshold)
 
 
+def positive_probabilities(
+    pred: Tensor, score: Tensor, threshold: float | None
+) -> Tensor:
+    r"""The predicted probability of the positive class of every node, for
+    the threshold-free gap: class 1's softmax probability of two-class
+    outputs (the sigmoid of their margin :obj:`score`), the scores
+    themselves where they are probabilities (a threshold in :math:`(0, 1)`
+    passed with scores in :math:`[0, 1]`) or hard 0/1 predictions, else
+    the sigmoid of the logits."""
+    two_class = pred.dim() == 2 and pred.size(1) == 2
+    in_unit = bool(((score >= 0) & (score <= 1)).all())
+    hard = bool(((score == 0) | (score == 1)).all())
+    given = threshold is not None and 0 < threshold < 1 and in_unit
+    if not two_class and (given or hard):
+        return score.double()
+    return score.double().sigmoid()
+
+
 def _warn_on_a_mismatched_threshold(
     pred: Tensor, threshold: float | None
 ) -> None:
