@@ -63,10 +63,12 @@ RECORD_KEYS = {
     'auc',
     'delta_sp',
     'delta_eo',
+    'delta_prob',
     'val_acc',
     'val_auc',
     'val_delta_sp',
     'val_delta_eo',
+    'val_delta_prob',
     'epoch',
     'degenerate',
 }

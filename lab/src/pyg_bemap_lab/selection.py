@@ -32,7 +32,7 @@ from collections.abc import Mapping, Sequence
 
 #: The metrics a run records after every epoch, on the validation split
 #: (:obj:`pos`, the share of nodes predicted positive).
-CURVE_METRICS = ('loss', 'acc', 'auc', 'sp', 'eo', 'pos')
+CURVE_METRICS = ('loss', 'acc', 'auc', 'sp', 'eo', 'prob', 'pos')
 
 #: The least share of nodes that each class must be predicted for. An
 #: epoch (or run) below it in one class is near-constant, a classifier

@@ -88,7 +88,19 @@ def test_the_stored_record_of_a_run(data):
     config = RunConfig(lr=0.01, hidden=8, dropout=0.5)
     record = train_run(data, 'GCN', config, 0, 5, 5, budget=0.5)
     assert record['epochs'] == 5
-    assert set(record['curve']) == {'loss', 'acc', 'auc', 'sp', 'eo', 'pos'}
+    assert set(record['curve']) == {
+        'loss',
+        'acc',
+        'auc',
+        'sp',
+        'eo',
+        'prob',
+        'pos',
+    }
+    # the threshold-free gap too
+    assert set(record['test']['val-loss']) == {
+        *('epoch', 'acc', 'auc', 'sp', 'eo', 'prob', 'pos')
+    }
     assert len(record['curve']['pos']) == 5  # the validation positive share
     assert set(record['test']) == set(STORED_RULES) | {'test-fair'}
     picked = record['test']['val-loss']

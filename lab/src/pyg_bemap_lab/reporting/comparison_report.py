@@ -3,6 +3,7 @@ runs, one record per seed and model, the paired differences with and
 without degenerate runs, the verdict, and the summary for an 80-column
 terminal or as Markdown."""
 
+import math
 import re
 import textwrap
 from dataclasses import dataclass
@@ -35,17 +36,25 @@ from pyg_bemap_lab.selection import (
 )
 
 #: The names of a comparison record's test metrics, by stored name.
-RECORD_NAMES = {'acc': 'acc', 'auc': 'auc', 'sp': 'delta_sp', 'eo': 'delta_eo'}
+RECORD_NAMES = {
+    'acc': 'acc',
+    'auc': 'auc',
+    'sp': 'delta_sp',
+    'eo': 'delta_eo',
+    'prob': 'delta_prob',
+}
 
 
 def comparison_runs(
     protocol: Protocol, store: RunStore, chosen: Chosen, rule: str
 ) -> list[dict[str, Any]]:
     r"""One record per seed and model: :obj:`seed`, :obj:`model`, the test
-    :obj:`acc`, :obj:`auc`, :obj:`delta_sp` and :obj:`delta_eo` at the
+    :obj:`acc`, :obj:`auc`, :obj:`delta_sp`, :obj:`delta_eo` and
+    :obj:`delta_prob` (NaN for runs stored before it was measured) at the
     epoch :obj:`rule` picked, the validation metrics of that epoch
     (:obj:`val_acc`, :obj:`val_auc`, :obj:`val_delta_sp`,
-    :obj:`val_delta_eo`), the :obj:`epoch` (0-based),
+    :obj:`val_delta_eo`, :obj:`val_delta_prob`), the :obj:`epoch`
+    (0-based),
     and :obj:`degenerate` (:obj:`None`, or why the run is degenerate, see
     :mod:`~pyg_bemap_lab.running.degenerate`). Runs where the rule picked
     no epoch are left out."""
@@ -58,10 +67,12 @@ def comparison_runs(
                 continue
             epoch = picked['epoch']
             record: dict[str, Any] = dict(seed=run['seed'], model=model)
+            curve = run['curve']
             for stored, name in RECORD_NAMES.items():
-                record[name] = picked[stored]
-            for stored, name in RECORD_NAMES.items():
-                record[f'val_{name}'] = run['curve'][stored][epoch]
+                record[name] = picked.get(stored, math.nan)
+                record[f'val_{name}'] = (
+                    curve[stored][epoch] if stored in curve else math.nan
+                )
             record.update(epoch=epoch, degenerate=degenerate(run, rule))
             records.append(record)
     order = protocol.methods.index
@@ -122,14 +133,14 @@ def comparison_summary(
         'over the seeds.'
     )
     lines = textwrap.wrap(intro, width) + ['']
-    lines.append(f'{"test (%)":<18}' + _cells(METRICS.values()))
+    lines.append(f'{"test (%)":<14}' + _cells(METRICS.values()))
     values = _paired_values(protocol, store, chosen, rule)
     for name in pair:
         cells = [
             format_mean_std([100 * v[m] for v in values[name]])
             for m in METRICS
         ]
-        lines.append(f'{name:<18}' + _cells(cells))
+        lines.append(f'{name:<14}' + _cells(cells))
     lines += ['', f'{method} - {backbone}, points, 95 % interval:']
     lines += _difference_lines(diffs)
     left = {
@@ -236,7 +247,7 @@ def _seed_lines(
 
 
 def _cells(cells: Any) -> str:
-    return ''.join(f'{c:>15}' for c in cells)
+    return ''.join(f'{c:>13}' for c in cells)
 
 
 @dataclass

@@ -354,13 +354,15 @@ def _dataset_section(study: DatasetStudy) -> list[str]:
         f'GCN chosen on validation: {shown}, input_dropout='
         f'{config.input_dropout}.',
         '',
-        '| input dropout | rule | seeds | delta_sp | delta_eo | AUC | '
-        'degenerate (GCN, BeMap) |',
-        '|---|---|---|---|---|---|---|',
+        '| input dropout | rule | seeds | delta_sp | delta_eo | delta_prob '
+        '| AUC | degenerate (GCN, BeMap) |',
+        '|---|---|---|---|---|---|---|---|',
     ]
     for c in study.combinations:
         mark = ' *' if c.input_dropout == config.input_dropout else ''
-        cells = [format_difference(c.diffs[m]) for m in ('sp', 'eo', 'auc')]
+        cells = [
+            format_difference(c.diffs[m]) for m in ('sp', 'eo', 'prob', 'auc')
+        ]
         lines.append(
             f'| {c.input_dropout}{mark} | {_rule_label(c.rule)} | '
             f'{c.diffs["sp"].seeds} of {c.seeds} | '

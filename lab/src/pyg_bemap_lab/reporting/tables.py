@@ -4,6 +4,7 @@ dataset and reporting rule."""
 
 import dataclasses
 import itertools
+import math
 from typing import Any
 
 from pyg_bemap_lab.io.store import RunStore
@@ -39,6 +40,9 @@ VALIDATION_TABLE_RULES = {rule: RULES[rule] for rule in TABLE_RULES}
 #: in the per-method means only, labelled, for comparison with the paper.
 TEST_SPLIT_RULE = {'test-fair': RULES['test-fair']}
 
+#: Every metric NaN: what a stored run's test metrics are read over.
+UNRECORDED = {metric: math.nan for metric in METRICS}
+
 
 def seed_values(
     protocol: Protocol,
@@ -49,13 +53,15 @@ def seed_values(
     rule: str,
     healthy_only: bool = False,
 ) -> dict[int, dict[str, float]]:
-    r"""Seed -> the test metrics at the epoch :obj:`rule` picked (seeds
+    r"""Seed -> the test metrics at the epoch :obj:`rule` picked, NaN for
+    a metric the run did not record (the threshold-free gap :obj:`prob`
+    before it was measured; seeds
     where the rule picked none are left out, and, with
     :obj:`healthy_only`, seeds whose run is
     :func:`~pyg_bemap_lab.running.degenerate.degenerate`)."""
     runs = chosen_runs(protocol, store, chosen, dataset, method)
     return {
-        run['seed']: run['test'][rule]
+        run['seed']: UNRECORDED | run['test'][rule]
         for run in runs
         if run['test'].get(rule) is not None
         and not (healthy_only and degenerate(run, rule))

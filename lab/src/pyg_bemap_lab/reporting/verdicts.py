@@ -7,7 +7,13 @@ import statistics
 from pyg_bemap_lab.reporting.statistics import PairedDifference
 
 #: The column title of each reported metric, by its stored name.
-METRICS = {'acc': 'acc', 'auc': 'AUC', 'sp': 'delta_sp', 'eo': 'delta_eo'}
+METRICS = {
+    'acc': 'acc',
+    'auc': 'AUC',
+    'sp': 'delta_sp',
+    'eo': 'delta_eo',
+    'prob': 'delta_prob',
+}
 
 #: The level of the paired sign-flip test behind a mark (see
 #: :func:`~pyg_bemap_lab.reporting.statistics.paired_difference`).

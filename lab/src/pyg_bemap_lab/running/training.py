@@ -185,7 +185,9 @@ def train_run(
         A dict with :obj:`epochs`, :obj:`curve` (the validation metrics of
         :obj:`~pyg_bemap_lab.selection.CURVE_METRICS`, every epoch),
         :obj:`test` (per rule, the epoch and its test
-        :obj:`acc`, :obj:`auc`, :obj:`sp`, :obj:`eo` and :obj:`pos`, the
+        :obj:`acc`, :obj:`auc`, :obj:`sp`, :obj:`eo`, :obj:`prob` (the
+        threshold-free gap, :obj:`FairnessReport.delta_prob`) and
+        :obj:`pos`, the
         share of test nodes predicted positive; or :obj:`None`),
         :obj:`seconds` (wall clock), :obj:`cpu_seconds` and
         :obj:`provenance` (:func:`~pyg_bemap_lab.running.provenance.provenance`
@@ -213,7 +215,7 @@ def _picked(history: History, epoch: int) -> dict[str, Any]:
     report = history.test[epoch]
     return dict(
         epoch=epoch,
-        **dict(zip(('acc', 'auc', 'sp', 'eo'), _metrics(report))),
+        **dict(zip(('acc', 'auc', 'sp', 'eo', 'prob'), _metrics(report))),
         pos=positive_share(report),
     )
 
@@ -227,8 +229,14 @@ def positive_share(report: FairnessReport) -> float:
     return sum(g.size * g.positive_rate for g in groups) / size
 
 
-def _metrics(report: FairnessReport) -> tuple[float, float, float, float]:
-    return report.accuracy, report.auc, report.delta_sp, report.delta_eo
+def _metrics(report: FairnessReport) -> tuple[float, ...]:
+    return (
+        report.accuracy,
+        report.auc,
+        report.delta_sp,
+        report.delta_eo,
+        report.delta_prob,
+    )
 
 
 def _round(value: float) -> float:
