@@ -9,10 +9,10 @@ from pyg_bemap import __version__
 from pyg_bemap_lab import commands
 from pyg_bemap_lab.cli import main
 from pyg_bemap_lab.commands import progress
-from pyg_bemap_lab.comparison import TUNED
 from pyg_bemap_lab.io.store import RunStore
 from pyg_bemap_lab.names import METHOD_ALIASES, default_results
 from pyg_bemap_lab.running.training import History
+from pyg_bemap_lab.running.tuned import TUNED
 from pyg_bemap_lab.selection import DEFAULT_RULE, RULES
 
 

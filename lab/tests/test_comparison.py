@@ -5,15 +5,11 @@ import pytest
 from pyg_bemap.datasets import biased_sbm
 from pyg_bemap_lab.comparison import (
     GRAPH_GRID,
-    TUNED,
-    UNTUNED,
     compare,
     comparison_protocol,
     graph_protocol,
 )
-from pyg_bemap_lab.io.store import RunStore
-from pyg_bemap_lab.running.planning import chosen_configs
-from pyg_bemap_lab.running.protocols import PROTOCOLS
+from pyg_bemap_lab.running.tuned import TUNED, UNTUNED
 from pyg_bemap_lab.sweeping import sweep
 
 STORED = osp.join(osp.dirname(__file__), '..', 'results', 'evaluation')
@@ -33,14 +29,6 @@ def test_protocol_pairs_the_backbone_with_its_bemap_version():
         comparison_protocol('nba', 'FairDrop', 6)
     with pytest.raises(ValueError, match='at least 1'):
         comparison_protocol('nba', 'BeMap(sym)', 0)
-
-
-def test_tuned_settings_are_the_default_protocols_choices():
-    store = RunStore(osp.join(STORED, 'runs.jsonl'))
-    chosen = chosen_configs(PROTOCOLS['default'], store)
-    for (dataset, backbone), config in TUNED.items():
-        choice = chosen[dataset, backbone]
-        assert choice == choice.replace(**config), (dataset, backbone)
 
 
 def test_a_graph_of_ones_own_gets_a_small_tuning_grid():

@@ -3,7 +3,8 @@ import csv
 import pytest
 
 from pyg_bemap.datasets import biased_sbm
-from pyg_bemap_lab.comparison import GRAPH_GRID, TUNED
+from pyg_bemap_lab.comparison import GRAPH_GRID
+from pyg_bemap_lab.running.tuned import TUNED
 from pyg_bemap_lab.sweeping import (
     QUICK_SETTINGS,
     SETTINGS,

@@ -22,12 +22,7 @@ from pyg_bemap.datasets import (
 )
 from pyg_bemap.metrics import diagnose
 from pyg_bemap.transforms import BalanceAwareSampling
-from pyg_bemap_lab.comparison import (
-    TUNED,
-    UNTUNED,
-    backbone_config,
-    compare,
-)
+from pyg_bemap_lab.comparison import backbone_config, compare
 from pyg_bemap_lab.graph_inputs import named_graph, read_graph_source
 from pyg_bemap_lab.io.store import RunStore
 from pyg_bemap_lab.methods import BACKBONES
@@ -43,6 +38,7 @@ from pyg_bemap_lab.running.planning import chosen_configs, datasets_with_runs
 from pyg_bemap_lab.running.protocols import PROTOCOLS
 from pyg_bemap_lab.running.threads import run_threads
 from pyg_bemap_lab.running.training import History, positive_share, train
+from pyg_bemap_lab.running.tuned import TUNED, UNTUNED
 from pyg_bemap_lab.selection import RULES
 from pyg_bemap_lab.sweeping import sweep
 

@@ -7,7 +7,6 @@ import os.path as osp
 import tempfile
 import warnings
 from collections.abc import Callable
-from typing import Any
 
 from torch_geometric.data import Data
 
@@ -24,67 +23,9 @@ from pyg_bemap_lab.reporting.comparison_report import ComparisonResult
 from pyg_bemap_lab.run_config import RunConfig
 from pyg_bemap_lab.running.execution import run_protocol
 from pyg_bemap_lab.running.protocols import Job, Protocol
+from pyg_bemap_lab.running.tuned import TUNED, UNTUNED
 from pyg_bemap_lab.selection import DEFAULT_RULE, STORED_RULES, check_rule
 from pyg_bemap_lab.values import out_folder, run_counts
-
-#: The hyper-parameters the default protocol chose on validation, per
-#: (dataset, backbone), from the runs stored in
-#: ``lab/results/evaluation/runs.jsonl`` (a test checks them against the
-#: stored runs). Every backbone's is chosen on the whole grid, input
-#: dropout included.
-TUNED: dict[tuple[str, str], dict[str, Any]] = {
-    ('nba', 'MLP'): dict(
-        lr=1e-2, hidden=128, dropout=0.0, input_dropout=0.5, scale=True
-    ),
-    ('german', 'MLP'): dict(
-        lr=1e-2, hidden=16, dropout=0.5, input_dropout=0.0, scale=True
-    ),
-    ('recidivism', 'MLP'): dict(
-        lr=1e-2, hidden=128, dropout=0.0, input_dropout=0.0, scale=False
-    ),
-    ('credit', 'MLP'): dict(
-        lr=1e-3, hidden=128, dropout=0.0, input_dropout=0.0, scale=True
-    ),
-    ('nba', 'GCN'): dict(
-        lr=1e-2, hidden=16, dropout=0.5, input_dropout=0.0, scale=False
-    ),
-    ('nba', 'SAGE'): dict(
-        lr=1e-2, hidden=128, dropout=0.0, input_dropout=0.5, scale=True
-    ),
-    ('nba', 'GAT'): dict(
-        lr=1e-2, hidden=16, dropout=0.0, input_dropout=0.0, scale=True
-    ),
-    ('german', 'GCN'): dict(
-        lr=1e-2, hidden=16, dropout=0.5, input_dropout=0.0, scale=True
-    ),
-    ('german', 'SAGE'): dict(
-        lr=1e-3, hidden=16, dropout=0.5, input_dropout=0.0, scale=True
-    ),
-    ('german', 'GAT'): dict(
-        lr=1e-2, hidden=128, dropout=0.5, input_dropout=0.5, scale=True
-    ),
-    ('recidivism', 'GCN'): dict(
-        lr=1e-2, hidden=128, dropout=0.0, input_dropout=0.0, scale=True
-    ),
-    ('recidivism', 'SAGE'): dict(
-        lr=1e-3, hidden=128, dropout=0.0, input_dropout=0.0, scale=False
-    ),
-    ('recidivism', 'GAT'): dict(
-        lr=1e-2, hidden=16, dropout=0.0, input_dropout=0.0, scale=True
-    ),
-    ('credit', 'GCN'): dict(
-        lr=1e-2, hidden=128, dropout=0.5, input_dropout=0.0, scale=True
-    ),
-    ('credit', 'SAGE'): dict(
-        lr=1e-2, hidden=128, dropout=0.5, input_dropout=0.0, scale=True
-    ),
-    ('credit', 'GAT'): dict(
-        lr=1e-2, hidden=16, dropout=0.0, input_dropout=0.0, scale=True
-    ),
-}
-
-#: The settings used where no tuned choice exists (the quick protocol's).
-UNTUNED = dict(lr=1e-2, hidden=16, dropout=0.5, input_dropout=0.0, scale=True)
 
 
 def backbone_config(dataset: str, backbone: str) -> RunConfig:

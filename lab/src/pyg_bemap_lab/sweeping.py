@@ -15,8 +15,6 @@ from pyg_bemap.datasets import default_root
 from pyg_bemap_lab.comparison import (
     GRAPH_GRID,
     GRAPH_GRID_SEEDS,
-    TUNED,
-    UNTUNED,
     warn_untuned,
 )
 from pyg_bemap_lab.io.store import RunStore
@@ -29,6 +27,7 @@ from pyg_bemap_lab.reporting.sweep_report import SweepResult
 from pyg_bemap_lab.run_config import RunConfig
 from pyg_bemap_lab.running.execution import run_protocol
 from pyg_bemap_lab.running.protocols import Job, Protocol
+from pyg_bemap_lab.running.tuned import TUNED, UNTUNED
 from pyg_bemap_lab.values import out_folder, run_counts
 
 #: BeMap's settings, one knob at a time around its defaults (beta 0.25,
@@ -94,7 +93,7 @@ def sweep_protocol(
     :obj:`SETTINGS` (:obj:`QUICK_SETTINGS`) and every reference point of
     :obj:`REFERENCES` (:obj:`QUICK_REFERENCES`) with :obj:`seeds` paired
     seeds. The backbones keep the default protocol's choices on a named
-    dataset (:obj:`~pyg_bemap_lab.comparison.TUNED`) and are tuned on
+    dataset (:obj:`~pyg_bemap_lab.running.tuned.TUNED`) and are tuned on
     :obj:`~pyg_bemap_lab.comparison.GRAPH_GRID` on a graph of one's own;
     every other method keeps its backbone's."""
     if seeds < 1:

@@ -9,6 +9,7 @@ from typing import Any
 from pyg_bemap_lab.methods import ALL_METHODS, BACKBONES
 from pyg_bemap_lab.names import DEFAULT_FRACTIONS
 from pyg_bemap_lab.run_config import Chosen, RunConfig
+from pyg_bemap_lab.running.tuned import TUNED
 
 
 @dataclass(frozen=True)
@@ -134,6 +135,18 @@ PROTOCOLS: dict[str, Protocol] = {
             ),
         },
         sweep_seeds=(0, 1, 2, 3, 4),
+    ),
+    'confirmatory': Protocol(
+        name='confirmatory',
+        description='pre-registered (lab/results/confirmatory): GCN and '
+        "BeMap(sym), seeds 30-59, the default protocol's choices",
+        datasets=('nba', 'recidivism', 'credit', 'german'),
+        methods=('GCN', 'BeMap(sym)'),
+        seeds=tuple(range(30, 60)),
+        max_epochs=1000,
+        patience=100,
+        config=RunConfig(lr=1e-3, hidden=128, dropout=0.5),
+        tuned={k: v for k, v in TUNED.items() if k[1] == 'GCN'},
     ),
     'quick': Protocol(
         name='quick',

@@ -1,0 +1,31 @@
+import os.path as osp
+
+from pyg_bemap_lab.io.store import RunStore
+from pyg_bemap_lab.running.planning import chosen_configs
+from pyg_bemap_lab.running.protocols import PROTOCOLS
+from pyg_bemap_lab.running.tuned import TUNED
+
+STORED = osp.join(osp.dirname(__file__), '..', '..', 'results', 'evaluation')
+
+
+def test_tuned_settings_are_the_default_protocols_choices():
+    store = RunStore(osp.join(STORED, 'runs.jsonl'))
+    chosen = chosen_configs(PROTOCOLS['default'], store)
+    for (dataset, backbone), config in TUNED.items():
+        choice = chosen[dataset, backbone]
+        assert choice == choice.replace(**config), (dataset, backbone)
+
+
+def test_the_confirmatory_protocol_trains_the_default_protocols_choices():
+    # pre-registered: the configurations exactly as the default chose them
+    default, confirmatory = PROTOCOLS['default'], PROTOCOLS['confirmatory']
+    store = RunStore(osp.join(STORED, 'runs.jsonl'))
+    chosen = chosen_configs(default, store)
+    empty = RunStore(osp.join(STORED, 'absent', 'runs.jsonl'))
+    again = chosen_configs(confirmatory, empty)
+    for dataset in confirmatory.datasets:
+        for method in confirmatory.methods:
+            assert again[dataset, method] == chosen[dataset, method]
+    assert confirmatory.seeds == tuple(range(30, 60))
+    assert confirmatory.methods == ('GCN', 'BeMap(sym)')
+    assert not set(confirmatory.seeds) & set(range(30))  # never used
