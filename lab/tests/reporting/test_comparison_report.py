@@ -28,7 +28,7 @@ def test_summary_fits_80_columns_and_gives_the_verdict(tmp_path):
     summary = comparison_summary(protocol, store, chosen)
     assert max(len(line) for line in summary.splitlines()) <= 80
     assert 'BeMap(sym) against GCN on nba: 6 paired seeds' in summary
-    assert '  delta_sp  -3.00 [-3.00, -3.00]*' in summary
+    assert '  delta_sp   -3.00 [-3.00, -3.00]*' in summary
     text = ' '.join(summary.split())  # says what its intervals cover
     assert 'intervals over the paired seeds, which cover less than 95 %' in (
         text

@@ -133,14 +133,14 @@ def comparison_summary(
         'over the seeds.'
     )
     lines = textwrap.wrap(intro, width) + ['']
-    lines.append(f'{"test (%)":<14}' + _cells(METRICS.values()))
+    lines.append(_row('test (%)', METRICS.values()))
     values = _paired_values(protocol, store, chosen, rule)
     for name in pair:
         cells = [
             format_mean_std([100 * v[m] for v in values[name]])
             for m in METRICS
         ]
-        lines.append(f'{name:<14}' + _cells(cells))
+        lines.append(_row(name, cells))
     lines += ['', f'{method} - {backbone}, points, 95 % interval:']
     lines += _difference_lines(diffs)
     left = {
@@ -230,7 +230,7 @@ def _paired_values(
 
 def _difference_lines(diffs: dict[str, PairedDifference]) -> list[str]:
     return [
-        f'  {title:<10}{format_difference(diffs[metric])}'
+        f'  {title:<11}{format_difference(diffs[metric])}'
         for metric, title in METRICS.items()
     ]
 
@@ -246,8 +246,10 @@ def _seed_lines(
     return textwrap.wrap(f'{title}: {runs}.', width)
 
 
-def _cells(cells: Any) -> str:
-    return ''.join(f'{c:>13}' for c in cells)
+def _row(name: str, cells: Any) -> str:
+    # 80 columns: a name of up to 10 characters and five cells such as
+    # '16.12 ± 11.13'
+    return f'{name:<10} ' + ' '.join(f'{c:>13}' for c in cells)
 
 
 @dataclass
