@@ -18,7 +18,13 @@ DATASET_ALIASES = {'bail': 'recidivism'}
 
 #: The protocols of :obj:`pyg-bemap reproduce` (see
 #: :obj:`~pyg_bemap_lab.running.protocols.PROTOCOLS`).
-PROTOCOL_NAMES = ('confirmatory', 'default', 'quick', 'reference')
+PROTOCOL_NAMES = (
+    'confirmatory',
+    'default',
+    'exploratory-budgets',
+    'quick',
+    'reference',
+)
 
 #: BeMap's default :math:`\beta` and :obj:`min_keep` (see
 #: :class:`pyg_bemap.SamplerSettings`), the lab's everywhere.

@@ -255,3 +255,24 @@ def test_reference_protocol_on_nba(tmp_path):
     assert "reference loaders' fixed split" in report
     assert 'BeMap(sym)-renumbered - GCN' in report
     assert 'lowest validation loss' not in report
+
+
+def test_the_budgets_arm_trains_on_class_balanced_budgets(tmp_path):
+    arm = PROTOCOLS['exploratory-budgets']
+    assert arm.datasets == ('nba', 'recidivism', 'credit')
+    first = prepared_graph(arm, str(tmp_path), 'nba', arm.config, 0)
+    y, train = first.y, first.train_mask
+    # NBA's budget of 100: 50 training nodes of each class
+    assert int((train & (y == 0)).sum()) == int((train & (y == 1)).sum()) == 50
+    assert not bool((train & first.val_mask).any())
+    assert not bool((first.val_mask & first.test_mask).any())
+    other = prepared_graph(arm, str(tmp_path), 'nba', arm.config, 1)
+    assert not bool((other.train_mask == train).all())  # drawn per seed
+    tiny = dataclasses.replace(
+        arm, name='budgets-tiny', datasets=('nba',), seeds=(0,), max_epochs=2
+    )
+    store = RunStore(str(tmp_path / 'runs.jsonl'))
+    chosen = run_protocol(tiny, str(tmp_path), store)
+    assert len(list(store)) == 2
+    report = protocol_report(tiny, store, chosen)
+    assert 'class-balanced label budget' in report

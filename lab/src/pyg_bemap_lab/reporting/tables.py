@@ -322,6 +322,8 @@ def protocol_report(
         )
     split = {
         'random': 'a random 50/25/25 split per seed',
+        'budgets': 'a random 50/25/25 split per class and seed, training '
+        "on the reference code's class-balanced label budget",
         'reference': "the reference loaders' fixed split",
         'stratified': 'a stratified split per seed (label and group)',
     }[protocol.split]

@@ -31,7 +31,11 @@ class Protocol:
     * Training: at most :obj:`max_epochs`, stopping once the validation
       loss has not improved for :obj:`patience` epochs.
     * Split: :obj:`'random'`, a 50/25/25 split drawn from each run's seed;
-      or :obj:`'reference'`, the reference loaders' fixed split
+      :obj:`'budgets'`, the same split per class with the reference code's
+      class-balanced label budget (NBA 100, Recidivism 100, Credit 6000
+      training nodes, half of each class), drawn from each run's seed
+      (:func:`~pyg_bemap.datasets.reference_splits.per_class_split`); or
+      :obj:`'reference'`, the reference loaders' fixed split
       (:mod:`~pyg_bemap.datasets.reference_splits`), the same for every
       seed.
     * Reported epochs: see :func:`~pyg_bemap_lab.running.training.train_run`;
@@ -61,7 +65,7 @@ class Protocol:
             chosen hyper-parameters, each trained with :obj:`sweep_seeds`,
             for the trade-off plots.
         sweep_seeds (tuple): The seeds of the sweep.
-        split (str): :obj:`'random'`, :obj:`'reference'` or
+        split (str): :obj:`'random'`, :obj:`'budgets'`, :obj:`'reference'` or
             :obj:`'stratified'` (see
             :func:`~pyg_bemap_lab.io.user_graphs.stratified_masks`); a graph
             of :obj:`graphs` with its own masks uses them.
@@ -146,6 +150,19 @@ PROTOCOLS: dict[str, Protocol] = {
         max_epochs=1000,
         patience=100,
         config=RunConfig(lr=1e-3, hidden=128, dropout=0.5),
+        tuned={k: v for k, v in TUNED.items() if k[1] == 'GCN'},
+    ),
+    'exploratory-budgets': Protocol(
+        name='exploratory-budgets',
+        description="exploratory: the reference code's class-balanced "
+        'label budgets, validation selection, GCN and BeMap(sym), 10 seeds',
+        datasets=('nba', 'recidivism', 'credit'),
+        methods=('GCN', 'BeMap(sym)'),
+        seeds=tuple(range(10)),
+        max_epochs=1000,
+        patience=100,
+        config=RunConfig(lr=1e-3, hidden=128, dropout=0.5),
+        split='budgets',
         tuned={k: v for k, v in TUNED.items() if k[1] == 'GCN'},
     ),
     'quick': Protocol(
