@@ -20,7 +20,6 @@ from pyg_bemap.datasets import (
     scale_features,
     split_masks,
 )
-from pyg_bemap.datasets.reference_splits import per_class_split
 from pyg_bemap.transforms import BalanceAwareSampling
 from pyg_bemap_lab.io.store import RunStore
 from pyg_bemap_lab.io.user_graphs import stratified_masks
@@ -181,7 +180,7 @@ def prepared_graph(
         return data  # the graph's own split, the same for every seed
     elif protocol.split == 'budgets':
         budget = SPECS[dataset].reference_label_budget
-        masks = per_class_split(data.y, budget, seed)
+        masks = reference_split(data.y, 'per_class', budget, seed)
     elif protocol.split == 'stratified':
         masks = stratified_masks(data.y, data.s, seed, protocol.fractions)
     else:
