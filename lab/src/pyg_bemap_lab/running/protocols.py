@@ -34,8 +34,7 @@ class Protocol:
       :obj:`'budgets'`, the same split per class with the reference code's
       class-balanced label budget (NBA 100, Recidivism 100, Credit 6000
       training nodes, half of each class), drawn from each run's seed
-      (:func:`~pyg_bemap.datasets.reference_split`, :obj:`'per_class'`);
-      or
+      (:func:`~pyg_bemap.datasets.reference_splits.per_class_split`); or
       :obj:`'reference'`, the reference loaders' fixed split
       (:mod:`~pyg_bemap.datasets.reference_splits`), the same for every
       seed.
