@@ -10,7 +10,6 @@ from torch import Tensor
 from pyg_bemap.metrics.json_ready import nan_as_none
 from pyg_bemap.metrics.report_inputs import (
     binary_labels,
-    positive_probabilities,
     scores_and_predictions,
     selected_nodes,
 )
@@ -246,8 +245,7 @@ def fairness_report(
     Returns:
         A :class:`FairnessReport`.
     """
-    score, positive = scores_and_predictions(pred, threshold)
-    probability = positive_probabilities(pred, score, threshold)
+    score, positive, probability = scores_and_predictions(pred, threshold)
     num_nodes = score.numel()
     if num_nodes == 0:
         raise ValueError("'pred' holds no node: there is nothing to evaluate")

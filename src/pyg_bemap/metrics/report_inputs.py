@@ -13,7 +13,13 @@ from pyg_bemap.infra.checks import is_number
 
 def scores_and_predictions(
     pred: Tensor, threshold: float | None
-) -> tuple[Tensor, Tensor]:
+) -> tuple[Tensor, Tensor, Tensor]:
+    r"""The scores that rank the nodes, the positive predictions and the
+    predicted probability of the positive class (for the threshold-free
+    gap): class 1's softmax probability of two-class outputs (the sigmoid
+    of their margin), the scores themselves where they are probabilities
+    (a threshold in :math:`(0, 1)` passed with scores in :math:`[0, 1]`)
+    or hard 0/1 predictions, else the sigmoid of the logits."""
     if not isinstance(pred, Tensor):
         raise ValueError(
             f"'pred' must be a torch.Tensor (got {type(pred).__name__})"
@@ -41,7 +47,8 @@ def scores_and_predictions(
         # the margin ranks nodes as class 1's softmax probability does,
         # without that probability's rounding to 1 in confident outputs
         pred = pred.double()
-        return pred[:, 1] - pred[:, 0], pred.argmax(dim=-1) == 1
+        margin = pred[:, 1] - pred[:, 0]
+        return margin, pred.argmax(dim=-1) == 1, margin.sigmoid()
     if pred.dim() == 2 and pred.size(1) == 1:
         pred = pred.view(-1)
     if pred.dim() != 1:
@@ -52,41 +59,25 @@ def scores_and_predictions(
         )
     if not pred.is_floating_point():
         pred = pred.float()
-    _warn_on_a_mismatched_threshold(pred, threshold)
-    return pred, pred > (0.0 if threshold is None else threshold)
-
-
-def positive_probabilities(
-    pred: Tensor, score: Tensor, threshold: float | None
-) -> Tensor:
-    r"""The predicted probability of the positive class of every node, for
-    the threshold-free gap: class 1's softmax probability of two-class
-    outputs (the sigmoid of their margin :obj:`score`), the scores
-    themselves where they are probabilities (a threshold in :math:`(0, 1)`
-    passed with scores in :math:`[0, 1]`) or hard 0/1 predictions, else
-    the sigmoid of the logits."""
-    two_class = pred.dim() == 2 and pred.size(1) == 2
-    in_unit = bool(((score >= 0) & (score <= 1)).all())
-    hard = bool(((score == 0) | (score == 1)).all())
+    in_unit = bool(((pred >= 0) & (pred <= 1)).all())
+    hard = bool(((pred == 0) | (pred == 1)).all())
+    if pred.numel() > 0:
+        _warn_on_a_mismatched_threshold(in_unit, hard, threshold)
     given = threshold is not None and 0 < threshold < 1 and in_unit
-    if not two_class and (given or hard):
-        return score.double()
-    return score.double().sigmoid()
+    probability = pred.double() if given or hard else pred.double().sigmoid()
+    return pred, pred > (0.0 if threshold is None else threshold), probability
 
 
 def _warn_on_a_mismatched_threshold(
-    pred: Tensor, threshold: float | None
+    in_unit: bool, hard: bool, threshold: float | None
 ) -> None:
     r"""Warns when the scores and the threshold belong to different scales:
     probabilities (scores in :math:`[0, 1]`, not all 0 or 1) under the
     default logit threshold 0 (one passed explicitly says the caller knows
     its scores are logits), or logits (scores outside :math:`[0, 1]`) under
     a probability threshold in :math:`(0, 1)`. Hard 0/1 predictions are
-    right under either: 0 is negative and 1 positive."""
-    if pred.numel() == 0:
-        return
-    in_unit = bool(((pred >= 0) & (pred <= 1)).all())
-    hard = bool(((pred == 0) | (pred == 1)).all())
+    right under either: 0 is negative and 1 positive (:obj:`in_unit`:
+    every score in :math:`[0, 1]`; :obj:`hard`: every score 0 or 1)."""
     if threshold is None and in_unit and not hard:
         warnings.warn(
             "'pred' looks like probabilities (every score in [0, 1]), but "
