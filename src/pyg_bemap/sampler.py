@@ -3,14 +3,15 @@ pass.
 
 A :class:`GraphSampler` keeps what it derives from one graph (the edge
 grouping and one :class:`~pyg_bemap.rules.draw.SamplingPlan` per setting)
-and draws a :class:`Sample` from a seed. Both carry a :attr:`memo` in which
-the routes of :mod:`pyg_bemap.routes` keep the forms of the graph and of
-the sample that layers take; the sampler knows nothing of them. Which seed
-a call uses is decided by :mod:`pyg_bemap.nn.sample_sharing`.
+and draws a :class:`Sample` from a seed. Each keeps what is derived from it
+in one :attr:`memo`, where the routes of :mod:`pyg_bemap.routes` also keep
+the forms of the graph and of the sample that layers take (the sampler
+knows nothing of them): one store per graph and one per sample, which go
+with them. Which seed a call uses is decided by
+:mod:`pyg_bemap.nn.sample_sharing`.
 """
 
 import functools
-import threading
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -35,9 +36,9 @@ from pyg_bemap.settings import SamplerSettings
 class Sample:
     r"""One fair neighbourhood of every node: the seed it was drawn from,
     the mask of kept edges, their number (fixed by the plan, so that no
-    one counts the mask), their positions (found once, on first use) and a
-    memo in which routes keep the forms of the kept edges that layers take
-    (built once per sample).
+    one counts the mask), and a memo of what is derived from it: the kept
+    edges' positions and the forms of the kept edges that routes build
+    for layers (each built once per sample, on first use).
 
     Args:
         seed (int): The seed it was drawn from.
@@ -49,10 +50,14 @@ class Sample:
         self.seed, self.mask, self.num_kept = seed, mask, num_kept
         self.memo: dict[Any, Any] = {}
 
-    @functools.cached_property
+    @property
     def positions(self) -> Tensor:
         r"""The positions of the kept edges, in the graph's edge order."""
-        return kept_positions(self.mask, self.num_kept)
+        return remembered(
+            self.memo,
+            'positions',
+            lambda: kept_positions(self.mask, self.num_kept),
+        )
 
     def __repr__(self) -> str:
         return (
@@ -96,16 +101,12 @@ class GraphSampler:
         self.edge_index = edge_index
         self.sens, self.balance = sens, balance
         self.num_groups = num_groups
-        self._grouping = grouping
         self._identity = _identity(graph)
         if is_edge_list(graph):  # its memory is never another tensor's
             self._pinned = plain_tensor(graph)
-        self._plans: dict[tuple[float, int, str], SamplingPlan] = {}
-        self._draws: dict[tuple[float, int, str], SeededReplay] = {}
-        #: What routes derive from the whole graph, by their own keys.
-        self.memo: dict[Any, Any] = {}
-        #: Per thread: the pass each setting's current sample belongs to.
-        self.per_thread = threading.local()
+        #: What is derived from the whole graph: the grouping, each
+        #: setting's plan, draw and last sample, and the routes' forms.
+        self.memo: dict[Any, Any] = {'grouping': grouping}
 
     @property
     def num_nodes(self) -> int:
@@ -114,15 +115,14 @@ class GraphSampler:
     @property
     def grouping(self) -> EdgeGrouping:
         r"""The non-self-loop edges grouped by target and source group."""
-        if self._grouping is None:
-            self._grouping = group_edges(
-                self.edge_index, self.sens, self.num_groups
-            )
-        return self._grouping
+        return self.remembered(
+            'grouping',
+            lambda: group_edges(self.edge_index, self.sens, self.num_groups),
+        )
 
     @property
     def has_grouping(self) -> bool:
-        return self._grouping is not None
+        return self.memo['grouping'] is not None
 
     def matches(self, graph: Any) -> bool:
         r"""Whether the sampler was built for :obj:`graph`, unchanged
@@ -138,16 +138,12 @@ class GraphSampler:
         r"""The sampling plan of :obj:`settings`, computed once per
         :attr:`~pyg_bemap.SamplerSettings.draw_key`."""
         key = settings.draw_key
-        plan = self._plans.get(key)
-        if plan is None:
-            plan = self._plans[key] = sampling_plan(
-                self.edge_index,
-                self.grouping,
-                self.sens,
-                self.balance,
-                *key,
-            )
-        return plan
+        return self.remembered(
+            ('plan', key),
+            lambda: sampling_plan(
+                self.edge_index, self.grouping, self.sens, self.balance, *key
+            ),
+        )
 
     def draw(self, settings: SamplerSettings, seed: int) -> Sample:
         r"""The sample of :obj:`settings` drawn from :obj:`seed`: the same
@@ -155,9 +151,8 @@ class GraphSampler:
         with :obj:`seed`; on CUDA a plan drawn again replays its draw from
         a CUDA graph (:class:`~pyg_bemap.infra.replay.SeededReplay`)."""
         plan = self.plan(settings)
-        draw = remembered(
-            self._draws,
-            settings.draw_key,
+        draw = self.remembered(
+            ('draw', settings.draw_key),
             lambda: SeededReplay(
                 functools.partial(draw_edge_mask, plan), self.sens.device
             ),
@@ -185,10 +180,13 @@ class GraphSampler:
 def remembered(
     memo: dict[Any, Any], key: Any, build: Callable[[], Any]
 ) -> Any:
-    r""":obj:`memo[key]`, built by :obj:`build` on first use."""
+    r""":obj:`memo[key]`, built by :obj:`build` on first use, outside
+    inference mode (what is kept outlives the call: a later call may save
+    it for a backward pass, which no inference tensor can be)."""
     value = memo.get(key)
     if value is None:
-        value = memo[key] = build()
+        with torch.inference_mode(False):
+            value = memo[key] = build()
     return value
 
 

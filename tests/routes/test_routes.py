@@ -88,11 +88,30 @@ def test_target_to_source_layers_work_as_the_vanilla_layer(data, name):
     bemap.train()(data.x, data.edge_index).sum().backward()
 
 
+@pytest.mark.parametrize('make', ['gcn', 'sage'])
+def test_inference_mode_takes_the_fast_route(data, make):
+    # Lightning validates under inference mode
+    vanilla, bemap = pair(FLOWS[make])
+    graph = GraphInput(data.edge_index, None, 'source_to_target')
+    call = LayerCall(bemap.conv, bemap._arg_names, data.x, (), {})
+    with torch.inference_mode():
+        out = bemap.eval()(data.x, data.edge_index)
+        route = choose_route(RouteChoice(), call, graph, None)
+    assert route is layer_route(bemap.conv, 'auto') is not edge_list_route
+    expected = vanilla.eval()(data.x, data.edge_index.as_tensor())
+    torch.testing.assert_close(out, expected)
+
+
 def test_inference_mode_leaves_nothing_behind(data):
     vanilla, bemap = pair(lambda: GCNConv(8, 16))
     bemap.eval()
     with torch.inference_mode():
         bemap(data.x, data.edge_index)
+        torch.manual_seed(0)
+        bemap.train()(data.x, data.edge_index)  # a sample drawn in it
+    torch.manual_seed(0)  # the same sample, reused
+    bemap(data.x.clone().requires_grad_(), data.edge_index).sum().backward()
+    bemap.eval()
     x = data.x.clone().requires_grad_()
     out = bemap(x, data.edge_index)
     out.sum().backward()  # no inference tensor was saved for backward

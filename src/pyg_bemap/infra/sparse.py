@@ -135,7 +135,8 @@ class MaskedAdjacency:
         src, dst = edge_index[0].long(), edge_index[1].long()
         self.edge_index = edge_index
         self.num_nodes = num_nodes
-        # int32 halves what is kept (up to five arrays of E entries)
+        # int32 halves what is kept (four arrays of E entries, a fifth
+        # for torch_sparse's transposes)
         small = max(edge_index.size(1), num_nodes) < 2**31
         self.index_dtype = torch.int32 if small else torch.long
         by_target = _order(dst, src, num_nodes)
@@ -143,15 +144,9 @@ class MaskedAdjacency:
         self.target_ptr = _pointers(dst[by_target], num_nodes)
         self.source_ptr = _pointers(src[by_source], num_nodes)
         self.target_source = src[by_target].to(self.index_dtype)
+        self.source_target = dst[by_source].to(self.index_dtype)
         self.by_target = by_target.to(self.index_dtype)
         self.by_source = by_source.to(self.index_dtype)
-
-    @functools.cached_property
-    def source_target(self) -> Tensor:
-        r"""The target of every edge in the source order (for
-        :meth:`csr_parts`)."""
-        target = self.edge_index[1].index_select(0, self.by_source)
-        return target.to(self.index_dtype)
 
     @functools.cached_property
     def source_rank(self) -> Tensor:

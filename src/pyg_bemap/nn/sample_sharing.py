@@ -32,11 +32,13 @@ The same global seed gives the same samples whatever ran before (another
 model, a training-mode call without a backward pass); each thread has its
 own passes. Nothing is process-wide, and a finished pass keeps no model
 or input alive: a pass holds the seeds of its samples, and the graph's
-sampler the last sample of each thread and setting, which a layer of any
-later pass with that seed reuses (the same seed gives the same sample), so
-all layers of a pass on one graph use one sample, also when another graph
+sampler the last sample of each setting, which a layer of any later pass
+with that seed reuses (the same seed gives the same sample), so all
+layers of a pass on one graph use one sample, also when another graph
 with the same information (a sparse adjacency given :obj:`bemap=`) came
-between them.
+between them. Threads whose passes interleave on one graph draw their
+samples again where another thread's came between (the same masks, from
+the same seeds).
 
 **Activation checkpointing.** A training call that may run in a
 checkpointed region (autograd records no graph, as in a reentrant
@@ -245,15 +247,15 @@ def pass_sample(
 def _drawn(
     sampler: GraphSampler, settings: SamplerSettings, seed: int
 ) -> Sample:
-    r"""The sample of :obj:`seed`, drawn once per thread while it is the
-    last one of its setting: a pass's layers use one, routes fill its memo
-    once, and a sampler rebuilt in a pass (another graph of the same
-    information, e.g. a sparse adjacency, between two layers on the edge
-    list) draws the same mask again."""
-    last = sampler.per_thread.__dict__.setdefault('last', {})
-    sample = last.get(settings.draw_key)
+    r"""The sample of :obj:`seed`, drawn once while it is the last one of
+    its setting on the graph (kept in the sampler's memo): a pass's layers
+    use one, routes fill its memo once, and a sampler rebuilt in a pass
+    (another graph of the same information, e.g. a sparse adjacency,
+    between two layers on the edge list) draws the same mask again."""
+    key = ('last', settings.draw_key)
+    sample = sampler.memo.get(key)
     if sample is None or sample.seed != seed:
-        sample = last[settings.draw_key] = sampler.draw(settings, seed)
+        sample = sampler.memo[key] = sampler.draw(settings, seed)
     return sample
 
 

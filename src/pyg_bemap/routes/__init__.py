@@ -33,7 +33,7 @@ it). A layer's route is decided once (``layer_route``, kept by a
 that it cannot honour (``honours``) takes the edge list: a graph without
 BeMap information or not an edge list, features that are not one dense
 matrix of the graph's nodes or of a dtype torch.sparse's products take
-(not half precision), inference mode, autocast, :func:`torch.compile`,
+(not half precision), autocast, :func:`torch.compile`,
 :mod:`torch.func` transforms, edge-level arguments, and, for
 :obj:`gcn_route`, any other argument, for :obj:`sparse_route`, a graph
 with self-loops (in evaluation) or repeated edges. A layer with hooks on
@@ -58,7 +58,7 @@ from pyg_bemap.infra.private_api import (
     registered_child,
     registered_parameter,
 )
-from pyg_bemap.infra.sparse import quiet_sparse, sparse_product_takes
+from pyg_bemap.infra.sparse import SPARSE_DTYPES, quiet_sparse
 from pyg_bemap.routes.edge_list import (
     edge_level_args_given,
     edge_pairs,
@@ -256,19 +256,19 @@ class RouteChoice:
     r"""A layer's route, decided by :func:`layer_route` at its first call
     and again at a call where :func:`layer_options` changed (an option set
     after construction, a hook registered): one comparison per call. A
-    layer whose hooks chose the edge list asks at every call whether they
-    are still there (so the fast route comes back when they are removed)."""
+    layer whose hooks chose the edge list decides at every call (so the
+    fast route comes back when they are removed, which raises no
+    counter)."""
 
     def __init__(self) -> None:
         self.options: tuple[Any, ...] | None = None
         self.route: Route = edge_list_route
-        self.hooked = False
 
     def of(self, conv: Any, layout: str) -> Route:
         options = layer_options(conv, layout)
-        if options != self.options or (self.hooked and not hooked(conv)):
-            self.route, self.options = layer_route(conv, layout), options
-            self.hooked = hooked(conv)
+        if options != self.options:
+            self.route = layer_route(conv, layout)
+            self.options = None if hooked(conv) else options
         return self.route
 
 
@@ -290,26 +290,32 @@ def choose_route(
     return route
 
 
+#: The features the fast routes take: dense, of a dtype that torch.sparse's
+#: products take.
+DENSE_PRODUCT_INPUTS = frozenset(
+    (torch.strided, dtype) for dtype in SPARSE_DTYPES
+)
+
+
 def honours(
     route: Route, call: LayerCall, graph: GraphInput, sample: Sample | None
 ) -> bool:
     r"""Whether :obj:`route` computes exactly the layer's own call: on an
     edge list with BeMap information, with features that are one dense
     matrix of the graph's nodes that torch.sparse's products take (no
-    half precision, no autocast), outside inference mode and
-    :mod:`torch.func` transforms; for :obj:`gcn_route` with no other
-    argument, for :obj:`sparse_route` with no edge-level argument and on a
-    graph without repeated edges (nor self-loops, in evaluation)."""
+    half precision, no autocast), outside :mod:`torch.func` transforms;
+    for :obj:`gcn_route` with no other argument, for :obj:`sparse_route`
+    with no edge-level argument and on a graph without repeated edges
+    (nor self-loops, in evaluation). Inference mode is no exception: what
+    routes keep is built outside it (``remembered``)."""
     x, info = call.x, graph.info
     if (
         info is None
         or not graph.is_edge_list
         or not isinstance(x, Tensor)
-        or x.layout != torch.strided
-        or x.dim() != 2
-        or x.size(0) != info.num_nodes
-        or torch.is_inference_mode_enabled()
-        or not sparse_product_takes(x)  # autocast would cast it
+        or (x.layout, x.dtype) not in DENSE_PRODUCT_INPUTS
+        or x.shape[:-1] != (info.num_nodes,)  # [N, F]
+        or torch.is_autocast_enabled(x.device.type)  # it would cast x
         or functorch_transforms_active()
     ):
         return False
