@@ -64,9 +64,9 @@ def test_the_grouping_waits_for_the_first_draw():
     sampler = GraphSampler(
         data.edge_index, data.edge_index, data.s, torch.rand(50) + 0.1, 2
     )
-    assert not sampler.has_grouping
+    assert sampler.memo['grouping'] is None
     sampler.draw(SamplerSettings(), 1)
-    assert sampler.has_grouping
+    assert sampler.memo['grouping'] is not None
 
 
 def test_a_samples_size_comes_from_the_plan(sampler):

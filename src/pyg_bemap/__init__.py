@@ -35,17 +35,12 @@ from pyg_bemap.rules.draw import EdgeGrouping
 from pyg_bemap.settings import SamplerSettings
 from pyg_bemap.transforms import AttachBeMap, BalanceAwareSampling
 
-
-def _installed_version() -> str:
-    try:
-        return version('pyg-bemap')
-    except PackageNotFoundError:  # a source tree on the path
-        return '0+unknown'
-
-
-#: The installed distribution's version (``pyproject.toml`` states it,
-#: once); ``'0+unknown'`` for a source tree on the path, not installed.
-__version__ = _installed_version()
+# The installed distribution's version (``pyproject.toml`` states it,
+# once); ``'0+unknown'`` for a source tree on the path, not installed.
+try:
+    __version__ = version('pyg-bemap')
+except PackageNotFoundError:  # a source tree on the path
+    __version__ = '0+unknown'
 
 # Graphs carrying BeMap information load with torch.load(weights_only=True).
 torch.serialization.add_safe_globals(

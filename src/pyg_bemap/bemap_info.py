@@ -67,7 +67,7 @@ class BeMapInfo:
         groups: Tensor,
         balance: Tensor,
         num_groups: int,
-        source: Tensor,
+        source: Tensor | None,
         name: str,
     ) -> 'BeMapInfo':
         r"""The information of groups and scores that were checked already
@@ -80,15 +80,15 @@ class BeMapInfo:
 
     def _set(
         self,
-        groups: Tensor,
+        sens: Tensor,
         balance: Tensor,
         num_groups: int,
-        source: Tensor | None,
-        name: str,
+        source: Tensor | None = None,
+        name: str = 'sens',
     ) -> None:
-        if source is not None and groups.data_ptr() == source.data_ptr():
-            groups = groups.clone()  # never the caller's memory
-        self.sens, self.balance, self.num_groups = groups, balance, num_groups
+        if source is not None and sens.data_ptr() == source.data_ptr():
+            sens = sens.clone()  # never the caller's memory
+        self.sens, self.balance, self.num_groups = sens, balance, num_groups
         #: The sampler of the graph last used, per direction of messages
         #: (:obj:`True`: from :obj:`edge_index[1]` to :obj:`edge_index[0]`).
         self._samplers: dict[bool, GraphSampler] = {}
@@ -103,9 +103,7 @@ class BeMapInfo:
         r"""Watches :obj:`source`, the sensitive attribute the groups came
         from, for edits (see :meth:`check_unedited`)."""
         self._source = source
-        self._source_version = (
-            version_counter(source) if source is not None else 0
-        )
+        self._source_version = 0 if source is None else version_counter(source)
 
     @property
     def num_nodes(self) -> int:
@@ -121,9 +119,7 @@ class BeMapInfo:
     def grouping(self) -> EdgeGrouping | None:
         r"""The edge grouping of the sampler's graph, if computed."""
         sampler = self.graph_sampler
-        if sampler is None or not sampler.has_grouping:
-            return None
-        return sampler.grouping
+        return None if sampler is None else sampler.memo['grouping']
 
     def sampler(
         self,
@@ -204,7 +200,7 @@ class BeMapInfo:
         source = self._source
         if source is None or version_counter(source) == self._source_version:
             return
-        if self._source_holds_the_groups():  # e.g. another column of x
+        if self._holds_the_groups(source):  # e.g. another column of x
             self._source_version = version_counter(source)
             return
         raise ValueError(
@@ -215,12 +211,11 @@ class BeMapInfo:
             f'again to the edited graph'
         )
 
-    def _source_holds_the_groups(self) -> bool:
-        r"""Whether the sensitive attribute, whose memory a write reached
-        (a write to any of its values, or to another part of the tensor it
-        is a view of), still holds the groups: read once per such write."""
-        source = self._source
-        assert source is not None
+    def _holds_the_groups(self, source: Tensor) -> bool:
+        r"""Whether :obj:`source`, the sensitive attribute, whose memory a
+        write reached (a write to any of its values, or to another part of
+        the tensor it is a view of), still holds the groups: read once per
+        such write."""
         return source.shape == self.sens.shape and bool(
             (source == self.sens.to(source.dtype)).all()
         )
@@ -228,11 +223,9 @@ class BeMapInfo:
     def apply(self, fn: Callable[[Tensor], Tensor]) -> 'BeMapInfo':
         r"""Returns a copy with :obj:`fn` applied to every tensor (e.g. a
         device move), without the sampler's cache (rebuilt on first use)."""
-        out = BeMapInfo.__new__(BeMapInfo)
-        out._set(
+        return BeMapInfo.from_checked(
             fn(self.sens), fn(self.balance), self.num_groups, None, self._name
         )
-        return out
 
     def __getstate__(self) -> dict[str, Any]:
         return {  # the sampler is rebuilt on demand
@@ -248,19 +241,13 @@ class BeMapInfo:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         # Only the node data: states saved by earlier versions also hold
-        # caches, which are rebuilt on demand.
-        self._set(
-            state['sens'],
-            state['balance'],
-            state['num_groups'],
-            state.get('source'),
-            state.get('name', 'sens'),
-        )
+        # caches, which are rebuilt on demand (and no source or name).
+        self._set(**{k: v for k, v in state.items() if k in _STATE_KEYS})
 
     def __deepcopy__(self, memo: dict[int, Any]) -> 'BeMapInfo':
-        out = self.apply(lambda t: t.clone())
-        if self._source is not None:  # the copied graph's attribute
-            out._watch(copy.deepcopy(self._source, memo))
+        out = self.apply(torch.clone)
+        # the copied graph's attribute (None stays None)
+        out._watch(copy.deepcopy(self._source, memo))
         return out
 
     def __repr__(self) -> str:
@@ -268,6 +255,10 @@ class BeMapInfo:
             f'{self.__class__.__name__}(num_nodes={self.num_nodes}, '
             f'num_groups={self.num_groups})'
         )
+
+
+#: The keys of the state :meth:`BeMapInfo.__getstate__` gives.
+_STATE_KEYS = ('sens', 'balance', 'num_groups', 'name', 'source')
 
 
 def _owns_memory(tensor: Tensor | None) -> bool:
@@ -287,9 +278,7 @@ def edges_checksum(edges: Tensor) -> int:
     total = flat.new_zeros((), dtype=torch.long)
     for start in range(0, flat.numel(), _CHUNK):
         part = flat[start : start + _CHUNK].long() % _PRIME
-        position = torch.arange(
-            start + 1, start + 1 + part.numel(), device=flat.device
-        )
+        position = torch.arange(part.numel(), device=flat.device) + start + 1
         total += (part * (position * 48271 % _PRIME) % _PRIME).sum()
     return int(total)
 

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import torch
 from torch import Tensor
 
 from pyg_bemap.bemap_info import BeMapInfo, edges_checksum
@@ -91,16 +92,15 @@ class BeMapEdgeIndex(Tensor):
         )
 
     def __deepcopy__(self, memo: dict[int, Any]) -> 'BeMapEdgeIndex':
+        # copy.deepcopy keeps the result in memo (no copy here reaches self)
         grouping = _own_grouping(self)
         if grouping is not None:
-            grouping = EdgeGrouping(*(t.clone() for t in grouping))
-        out = _rebuild(
+            grouping = EdgeGrouping(*map(torch.clone, grouping))
+        return _rebuild(
             self.as_subclass(Tensor).clone(),
             copy.deepcopy(self.bemap, memo),
             grouping,
         )
-        memo[id(self)] = out
-        return out
 
     def __repr__(  # type: ignore[override]
         self, *, tensor_contents: Any = None
@@ -139,8 +139,7 @@ def _carry(
     same information (and sampler) when it is the same memory, e.g.
     :meth:`detach`; else with a copy holding the source carrier's
     :obj:`grouping`, if known."""
-    sampler = info.graph_sampler
-    if sampler is not None and sampler.matches(out):
+    if info.kept_sampler(out) is not None:
         return _rebuild(out, info)
     device = out.device
 
@@ -148,7 +147,7 @@ def _carry(
         return t.to(device) if t.device != device else t
 
     if grouping is not None:
-        grouping = EdgeGrouping(*(move(t) for t in grouping))
+        grouping = EdgeGrouping(*map(move, grouping))
     return _rebuild(out, info.apply(move), grouping)
 
 
@@ -157,10 +156,8 @@ def _own_grouping(edges: 'BeMapEdgeIndex') -> EdgeGrouping | None:
     is that of these edges (the information may since have served another
     graph, e.g. a sparse adjacency given as :obj:`bemap=`), else
     :obj:`None` (grouped again on first use)."""
-    sampler = edges.bemap.graph_sampler
-    if sampler is None or not sampler.has_grouping:
-        return None
-    return sampler.grouping if sampler.matches(edges) else None
+    sampler = edges.bemap.kept_sampler(edges)
+    return None if sampler is None else sampler.memo['grouping']
 
 
 def _rebuild(

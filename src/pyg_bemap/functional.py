@@ -86,21 +86,16 @@ def balanced_edge_sample(
         settings, beta=beta, min_keep=min_keep, strategy=strategy
     )
     check_generator(generator)
-    sampler = _carried_sampler(
-        edge_index, sens, balance, num_nodes, num_groups
-    )
-    if sampler is None:  # checked, and planned at the first draw
-        sampler = _stateless_sampler(
-            edge_index, sens, balance, num_nodes, num_groups
-        )
+    inputs = (edge_index, sens, balance, num_nodes, num_groups)
+    # the carrier's, else one of the checked inputs, planned at the first draw
+    sampler = _carried_sampler(*inputs) or _stateless_sampler(*inputs)
     if not training:
         return edge_index, edge_index.new_ones(
             edge_index.size(1), dtype=torch.bool
         )
     sample = sampler.draw(settings, draw_seed(generator))
-    plain = plain_tensor(edge_index)
-    graph = plain if get_bemap(edge_index) else edge_index
-    return masked_columns(graph, sample.mask, sample.positions), sample.mask
+    edges = plain_tensor(edge_index) if get_bemap(edge_index) else edge_index
+    return masked_columns(edges, sample.mask, sample.positions), sample.mask
 
 
 def _stateless_sampler(
@@ -115,8 +110,7 @@ def _stateless_sampler(
     if num_nodes is None and isinstance(sens, Tensor):
         num_nodes, counted_by = sens.numel(), SENS_COUNTS_NODES
     num_nodes = check_edge_index(edge_index, num_nodes, counted_by)
-    if isinstance(sens, Tensor):
-        check_same_device(edge_index=edge_index, sens=sens)
+    check_same_device(edge_index=edge_index, sens=sens)  # if a tensor
     sens, num_groups = sensitive_groups(sens, num_nodes, num_groups)
     balance = check_balance(balance, sens)
     plain = plain_tensor(edge_index)
@@ -137,10 +131,9 @@ def _carried_sampler(
     info = get_bemap(edge_index)
     if info is None or not info.describes(sens, balance):
         return None
-    if num_nodes not in (None, info.num_nodes) or num_groups not in (
-        None,
-        info.num_groups,
-    ):
+    if num_nodes not in (None, info.num_nodes):
+        return None
+    if num_groups not in (None, info.num_groups):
         return None
     info.check_unedited(edge_index)
     return info.sampler(edge_index, plain_tensor(edge_index))

@@ -99,13 +99,13 @@ class GraphSampler:
         grouping: EdgeGrouping | None = None,
     ):
         self.edge_index = edge_index
-        self.sens, self.balance = sens, balance
-        self.num_groups = num_groups
+        self.sens, self.balance, self.num_groups = sens, balance, num_groups
         self._identity = _identity(graph)
         if is_edge_list(graph):  # its memory is never another tensor's
             self._pinned = plain_tensor(graph)
-        #: What is derived from the whole graph: the grouping, each
-        #: setting's plan, draw and last sample, and the routes' forms.
+        #: What is derived from the whole graph: the grouping (:obj:`None`
+        #: until computed), each setting's plan, draw and last sample, and
+        #: the routes' forms.
         self.memo: dict[Any, Any] = {'grouping': grouping}
 
     @property
@@ -119,10 +119,6 @@ class GraphSampler:
             'grouping',
             lambda: group_edges(self.edge_index, self.sens, self.num_groups),
         )
-
-    @property
-    def has_grouping(self) -> bool:
-        return self.memo['grouping'] is not None
 
     def matches(self, graph: Any) -> bool:
         r"""Whether the sampler was built for :obj:`graph`, unchanged

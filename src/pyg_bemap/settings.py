@@ -4,7 +4,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pyg_bemap.infra.checks import check_integer, check_positive, check_share
-from pyg_bemap.rules.quotas import STRATEGIES
+from pyg_bemap.rules.quotas import check_strategy
 
 
 @dataclass(frozen=True)
@@ -51,17 +51,15 @@ class SamplerSettings:
 
     def __post_init__(self) -> None:
         # Python numbers, whatever was passed (e.g. NumPy scalars)
-        object.__setattr__(self, 'beta', check_share('beta', self.beta))
-        min_keep = check_integer('min_keep', self.min_keep)
-        object.__setattr__(self, 'min_keep', min_keep)
-        if self.strategy not in STRATEGIES:
-            raise ValueError(
-                f"'strategy' must be one of {STRATEGIES} "
-                f'(got {self.strategy!r})'
-            )
-        num_hops = check_integer('num_hops', self.num_hops)
-        object.__setattr__(self, 'num_hops', num_hops)
-        object.__setattr__(self, 'delta', check_positive('delta', self.delta))
+        checked = {
+            'beta': check_share('beta', self.beta),
+            'min_keep': check_integer('min_keep', self.min_keep),
+            'strategy': check_strategy(self.strategy),
+            'num_hops': check_integer('num_hops', self.num_hops),
+            'delta': check_positive('delta', self.delta),
+        }
+        for name, value in checked.items():
+            object.__setattr__(self, name, value)
 
     @property
     def draw_key(self) -> tuple[float, int, str]:

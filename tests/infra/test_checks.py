@@ -21,3 +21,16 @@ def test_numpy_scalars_are_numbers_and_come_back_as_python_ones():
             check_integer('n', bad)
     with pytest.raises(ValueError, match=r"'beta' must be a number in \[0"):
         check_share('beta', np.float32(1.5))
+
+
+def test_require_and_check_choice_name_the_argument_and_the_value():
+    from pyg_bemap.infra.checks import check_choice, require
+
+    require(True, 'n', 'anything', 0)
+    with pytest.raises(ValueError, match=r"'n' must be odd \(got 2\)"):
+        require(False, 'n', 'odd', 2)
+    assert check_choice('mode', 'a', ('a', 'b')) == 'a'
+    with pytest.raises(
+        ValueError, match=r"'mode' must be one of \('a', 'b'\) \(got 'c'\)"
+    ):
+        check_choice('mode', 'c', ('a', 'b'))

@@ -8,6 +8,7 @@ from torch_geometric.nn import GCNConv
 
 from pyg_bemap.infra.private_api import (
     DISABLED_TORCH_FUNCTION,
+    MODULE_HOOKS,
     PROPAGATION_HOOKS,
     as_subclass_no_view,
     functorch_transforms_active,
@@ -98,7 +99,6 @@ def test_children_are_found_under_every_name_they_are_registered_by():
     assert registered_children(module) == [
         ('first', shared),
         ('second', shared),
-        ('none', None),
     ]
     assert registered_child(module, 'first') is shared
     assert registered_child(module, 'other') is None
@@ -219,6 +219,31 @@ def test_every_public_hook_lands_in_a_dictionary_we_read(register):
     assert not has_propagation_hooks(conv)
     getattr(conv, register)(lambda *args: None)
     assert has_propagation_hooks(conv)
+
+
+def test_the_hook_dictionaries_are_named_per_step_and_kind():
+    assert PROPAGATION_HOOKS == (
+        '_propagate_forward_pre_hooks',
+        '_propagate_forward_hooks',
+        '_message_forward_pre_hooks',
+        '_message_forward_hooks',
+        '_aggregate_forward_pre_hooks',
+        '_aggregate_forward_hooks',
+        '_message_and_aggregate_forward_pre_hooks',
+        '_message_and_aggregate_forward_hooks',
+    )
+    assert MODULE_HOOKS == (
+        '_forward_pre_hooks',
+        '_forward_hooks',
+        '_backward_pre_hooks',
+        '_backward_hooks',
+    )
+    module = torch.nn.Linear(2, 2)
+    assert all(isinstance(getattr(module, n), dict) for n in MODULE_HOOKS)
+    assert all(
+        isinstance(getattr(torch.nn.modules.module, '_global' + n), dict)
+        for n in MODULE_HOOKS
+    )
 
 
 def test_explaining_counts_as_a_hook():

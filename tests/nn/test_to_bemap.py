@@ -249,6 +249,11 @@ def test_a_single_layer(data):
     model = to_bemap(GCNConv(8, 4))
     assert isinstance(model, BeMapConv)
     model(data.x, data.edge_index).sum().backward()
+    assert to_bemap(model, inplace=True) is model  # not wrapped twice
+    assert to_bemap(model).conv is not model.conv  # a copy, wrapped once
+    assert not isinstance(to_bemap(model).conv, BeMapConv)
+    with pytest.raises(ValueError, match="'model' is already a BeMapConv"):
+        to_bemap(model, beta=0.5)
 
 
 def test_refusals_name_the_layer():

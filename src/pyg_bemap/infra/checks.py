@@ -10,18 +10,18 @@ from typing import Any, TypeGuard
 import torch
 
 
+def require(valid: bool, name: str, what: str, value: Any) -> None:
+    r"""Raises a :class:`ValueError` saying that :obj:`name` must be
+    :obj:`what` (and what it got, :obj:`value`) unless :obj:`valid`."""
+    if not valid:
+        raise ValueError(f"'{name}' must be {what} (got {value!r})")
+
+
 def check_integer(name: str, value: Any, minimum: int = 0) -> int:
     r"""An integer of at least :obj:`minimum` (:obj:`True` is no integer
     here)."""
-    if not is_integer(value):
-        raise ValueError(
-            f"'{name}' must be an integer of at least {minimum} "
-            f'(got {value!r})'
-        )
-    if value < minimum:
-        raise ValueError(
-            f"'{name}' must be an integer of at least {minimum} (got {value})"
-        )
+    valid = is_integer(value) and value >= minimum
+    require(valid, name, f'an integer of at least {minimum}', value)
     return int(value)
 
 
@@ -32,11 +32,8 @@ MAX_SEED = 2**63 - 1
 
 def check_seed(name: str, value: Any) -> int:
     r"""A seed: an integer from 0 to :obj:`MAX_SEED`."""
-    if not is_integer(value) or not 0 <= value <= MAX_SEED:
-        raise ValueError(
-            f"'{name}' must be a seed, an integer from 0 to 2**63 - 1 "
-            f'(got {value!r})'
-        )
+    valid = is_integer(value) and 0 <= value <= MAX_SEED
+    require(valid, name, 'a seed, an integer from 0 to 2**63 - 1', value)
     return int(value)
 
 
@@ -54,10 +51,8 @@ def is_number(value: Any) -> TypeGuard[float]:
 
 def check_positive(name: str, value: Any) -> float:
     r"""A finite number above zero."""
-    if not is_number(value) or not math.isfinite(value) or value <= 0:
-        raise ValueError(
-            f"'{name}' must be a finite number above 0 (got {value!r})"
-        )
+    valid = is_number(value) and math.isfinite(value) and value > 0
+    require(valid, name, 'a finite number above 0', value)
     return float(value)
 
 
@@ -66,31 +61,30 @@ def check_number(
 ) -> float:
     r"""A finite number in :math:`[l, h]`, :math:`l` = :obj:`low`,
     :math:`h` = :obj:`high`."""
-    if not is_number(value) or not math.isfinite(value):
-        raise ValueError(f"'{name}' must be a finite number (got {value!r})")
-    if not low <= value <= high:
-        raise ValueError(
-            f"'{name}' must be a number in [{low:g}, {high:g}] (got {value!r})"
-        )
+    finite = is_number(value) and math.isfinite(value)
+    require(finite, name, 'a finite number', value)
+    in_range = low <= value <= high
+    require(in_range, name, f'a number in [{low:g}, {high:g}]', value)
     return float(value)
 
 
 def check_share(name: str, value: Any, maximum: float = 1) -> float:
     r"""A number in :math:`[0, m]`, :math:`m` = :obj:`maximum`."""
-    if not is_number(value) or not 0.0 <= value <= maximum:
-        raise ValueError(
-            f"'{name}' must be a number in [0, {maximum}] (got {value!r})"
-        )
+    valid = is_number(value) and 0.0 <= value <= maximum
+    require(valid, name, f'a number in [0, {maximum}]', value)
     return float(value)
+
+
+def check_choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
+    r"""One of :obj:`choices`."""
+    require(value in choices, name, f'one of {choices}', value)
+    return value
 
 
 def check_memory_budget(value: Any) -> int:
     r"""A positive number of bytes."""
-    if not is_integer(value) or value <= 0:
-        raise ValueError(
-            f"'memory_budget' must be a positive number of bytes, e.g. "
-            f'2**30 for 1 GiB (got {value!r})'
-        )
+    what = 'a positive number of bytes, e.g. 2**30 for 1 GiB'
+    require(is_integer(value) and value > 0, 'memory_budget', what, value)
     return int(value)
 
 

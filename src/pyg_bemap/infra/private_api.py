@@ -15,15 +15,10 @@ from torch._functorch.pyfunctorch import temporarily_clear_interpreter_stack
 
 #: PyG's hooks on the steps of message passing (registered with the public
 #: ``register_*_forward_*hook`` methods, kept in private dictionaries).
-PROPAGATION_HOOKS = (
-    '_propagate_forward_pre_hooks',
-    '_propagate_forward_hooks',
-    '_message_forward_pre_hooks',
-    '_message_forward_hooks',
-    '_aggregate_forward_pre_hooks',
-    '_aggregate_forward_hooks',
-    '_message_and_aggregate_forward_pre_hooks',
-    '_message_and_aggregate_forward_hooks',
+PROPAGATION_HOOKS = tuple(
+    f'_{step}_forward_{kind}hooks'
+    for step in ('propagate', 'message', 'aggregate', 'message_and_aggregate')
+    for kind in ('pre_', '')
 )
 
 
@@ -38,11 +33,10 @@ def has_propagation_hooks(conv: Any) -> bool:
 #: Hooks on a module's calls, per module and for every module (registered
 #: with ``register_forward_hook`` and the like, or the global
 #: ``torch.nn.modules.module.register_module_*`` functions).
-MODULE_HOOKS = (
-    '_forward_pre_hooks',
-    '_forward_hooks',
-    '_backward_pre_hooks',
-    '_backward_hooks',
+MODULE_HOOKS = tuple(
+    f'_{call}_{kind}hooks'
+    for call in ('forward', 'backward')
+    for kind in ('pre_', '')
 )
 
 
@@ -69,11 +63,13 @@ def has_module_hooks(module: torch.nn.Module) -> bool:
 
 def registered_children(
     module: torch.nn.Module,
-) -> list[tuple[str, torch.nn.Module | None]]:
+) -> list[tuple[str, torch.nn.Module]]:
     r""":obj:`module`'s children under every name they are registered by,
     a module registered twice at both (where
-    :meth:`~torch.nn.Module.named_children` gives it once)."""
-    return list(module._modules.items())
+    :meth:`~torch.nn.Module.named_children` gives it once), and none
+    registered as :obj:`None`."""
+    items = module._modules.items()
+    return [(name, child) for name, child in items if child is not None]
 
 
 def registered_child(module: torch.nn.Module, name: str) -> Any:

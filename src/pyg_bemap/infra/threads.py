@@ -64,11 +64,9 @@ def sort_rows(blocks: Sequence[Tensor]) -> None:
             block.numpy().sort(axis=1)
         return
     pieces: list[np.ndarray] = []
-    for block in blocks:
-        rows = max(1, CHUNK // max(1, block.size(1)))
-        pieces.extend(
-            block.numpy()[i : i + rows] for i in range(0, len(block), rows)
-        )
+    for block in blocks:  # row blocks of about CHUNK entries
+        count = max(1, -(-block.numel() // CHUNK))
+        pieces += np.array_split(block.numpy(), count)
     in_threads(lambda piece: piece.sort(axis=1), pieces)
 
 

@@ -1,6 +1,7 @@
 r"""BeMapConv: any message-passing layer on a fair neighbourhood in
 training and on the full graph in evaluation."""
 
+from operator import attrgetter
 from typing import Any
 
 import torch
@@ -182,27 +183,16 @@ class BeMapConv(MessagePassing):
                 f"'{type(conv).__name__}' have no attribute '{name}'"
             ) from None
 
-    @property
-    def beta(self) -> float:
-        r""":obj:`settings.beta`."""
-        return self.settings.beta
-
-    @property
-    def min_keep(self) -> int:
-        r""":obj:`settings.min_keep`."""
-        return self.settings.min_keep
-
-    @property
-    def strategy(self) -> str:
-        r""":obj:`settings.strategy`."""
-        return self.settings.strategy
+    #: :obj:`settings.beta`, :obj:`settings.min_keep` and
+    #: :obj:`settings.strategy`, read through.
+    beta = property(attrgetter('settings.beta'))
+    min_keep = property(attrgetter('settings.min_keep'))
+    strategy = property(attrgetter('settings.strategy'))
 
     def reset_parameters(self) -> None:
         r"""Resets all learnable parameters of the inner layer."""
         super().reset_parameters()
-        reset = getattr(self.conv, 'reset_parameters', None)
-        if callable(reset):
-            reset()
+        self.conv.reset_parameters()
 
     def forward(
         self,

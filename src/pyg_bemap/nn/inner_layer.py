@@ -40,14 +40,12 @@ def inner_names_on_save(
     (:obj:`lin.weight`, not :obj:`conv.lin.weight`), as in the vanilla
     model."""
     inner = f'{prefix}{INNER}.'
-    for key in [k for k in state_dict if k.startswith(inner)]:
-        state_dict[prefix + key[len(inner) :]] = state_dict.pop(key)
     metadata = state_dict_metadata(state_dict)
-    if metadata is not None:
-        for key in [k for k in metadata if k.startswith(inner)]:
-            metadata[prefix + key[len(inner) :]] = metadata.pop(key)
-        if f'{prefix}{INNER}' in metadata:
-            metadata[prefix[:-1]] = metadata.pop(f'{prefix}{INNER}')
+    for entries in (state_dict, metadata or {}):
+        for key in [k for k in entries if k.startswith(inner)]:
+            entries[prefix + key[len(inner) :]] = entries.pop(key)
+    if metadata and f'{prefix}{INNER}' in metadata:
+        metadata[prefix[:-1]] = metadata.pop(f'{prefix}{INNER}')
 
 
 def inner_names_on_load(

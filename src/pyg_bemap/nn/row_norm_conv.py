@@ -82,12 +82,6 @@ class RowNormConv(MessagePassing):
         adjacency: with :obj:`torch_sparse`, where it is one product."""
         return WITH_TORCH_SPARSE
 
-    def __repr__(self) -> str:
-        return (
-            f'{self.__class__.__name__}({self.in_channels}, '
-            f'{self.out_channels})'
-        )
-
 
 def _neighbourhood_mean(graph: SparseTensor, dtype: torch.dtype) -> Any:
     r"""With :math:`\mathbf{A}` the pattern of :obj:`graph` without its

@@ -66,7 +66,6 @@ from contextvars import ContextVar
 from typing import Any
 
 import torch
-from torch.utils.hooks import RemovableHandle
 
 from pyg_bemap.infra.private_api import (
     has_forward_pre_hook,
@@ -114,28 +113,26 @@ def one_sample_per_call(module: torch.nn.Module) -> 'PassHooks':
     Returns:
         A handle whose ``remove()`` undoes it.
     """
-    return _install(module, _open_own_pass)
+    return PassHooks(module, _open_own_pass)
 
 
 def open_passes(module: torch.nn.Module) -> None:
     r"""Makes every call of :obj:`module` a pass, or part of the pass of an
     enclosing call (what :func:`~pyg_bemap.to_bemap` does to its model)."""
     if not has_forward_pre_hook(module, _open_pass):
-        _install(module, _open_pass)
-
-
-def _install(module: torch.nn.Module, opener: Any) -> 'PassHooks':
-    return PassHooks(
-        module.register_forward_pre_hook(opener),
-        module.register_forward_hook(_close_pass, always_call=True),
-    )
+        PassHooks(module, _open_pass)
 
 
 class PassHooks:
-    r"""The hooks that open and close a module's passes."""
+    r"""The hooks that open and close a module's passes: :obj:`opener`
+    before each call of :obj:`module`, and the hook that closes the pass
+    after it."""
 
-    def __init__(self, *handles: RemovableHandle):
-        self.handles = handles
+    def __init__(self, module: torch.nn.Module, opener: Any) -> None:
+        self.handles = (
+            module.register_forward_pre_hook(opener),
+            module.register_forward_hook(_close_pass, always_call=True),
+        )
 
     def remove(self) -> None:
         r"""Removes them."""
@@ -198,14 +195,9 @@ class CallReplay:
             raise RuntimeError(_unknown_ticket(call is None, self.forgot))
         return call[0], call[1]
 
-    def __getstate__(self) -> dict[str, Any]:
-        return {}
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__()  # type: ignore[misc]
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> 'CallReplay':
-        return CallReplay()
+    def __reduce__(self) -> tuple[type['CallReplay'], tuple[()]]:
+        # copies and pickles start empty (a lock cannot be copied)
+        return CallReplay, ()
 
 
 #: The seed of a ticket that two calls with different samples drew.

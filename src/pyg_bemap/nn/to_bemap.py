@@ -94,7 +94,7 @@ def to_bemap(
     if not inplace:  # the copy's layers keep the caller's generator
         shared = {} if generator is None else {id(generator): generator}
         model = copy.deepcopy(model, memo=shared)
-    if isinstance(model, MessagePassing) and not isinstance(model, BeMapConv):
+    if isinstance(model, MessagePassing):  # a BeMapConv stays as it is
         model = _wrap('model', model, options)
     else:
         layers = _message_passing_layers(model)
@@ -123,8 +123,6 @@ def _message_passing_layers(
     twice in a :class:`~torch.nn.ModuleList`, at each)."""
     found = []
     for name, child in registered_children(model):
-        if child is None:
-            continue
         qualified = f'{prefix}{name}'
         if isinstance(child, HeteroConv):
             raise ValueError(

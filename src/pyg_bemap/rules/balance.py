@@ -4,6 +4,11 @@ import torch
 from torch import Tensor
 
 from pyg_bemap.infra.checks import check_positive
+from pyg_bemap.rules.counts import check_counts
+from pyg_bemap.rules.groups import check_same_device
+
+#: What computes balance scores.
+_SCORED_BY = 'BalanceAwareSampling or balance_score'
 
 
 def balance_score(count: Tensor, delta: float = 1.0) -> Tensor:
@@ -26,23 +31,8 @@ def balance_score(count: Tensor, delta: float = 1.0) -> Tensor:
     Returns:
         A floating tensor of shape :obj:`[N]` (the default dtype).
     """
-    if not isinstance(count, Tensor) or count.dim() != 2:
-        raise ValueError(
-            "'count' must be a 2-D tensor of shape [num_nodes, num_groups]"
-        )
+    check_counts('count', count, "compute them with 'hop_group_counts'")
     delta = check_positive('delta', delta)
-    if count.is_complex() or (
-        count.is_floating_point() and not bool(count.isfinite().all())
-    ):
-        raise ValueError(
-            "'count' must hold finite real counts (compute them with "
-            "'hop_group_counts')"
-        )
-    if count.numel() and bool((count < 0).any()):
-        raise ValueError(
-            "'count' holds negative counts (compute them with "
-            "'hop_group_counts')"
-        )
     return checked_balance_score(count, delta)
 
 
@@ -89,24 +79,18 @@ def check_balance(balance: Tensor, sens: Tensor) -> Tensor:
         raise ValueError(
             f"'balance' must be a torch.Tensor (got {type(balance).__name__})"
         )
-    if balance.device != sens.device:
-        raise ValueError(
-            f"'balance' is on {balance.device} but the groups "
-            f'are on {sens.device}; move them to one device'
-        )
+    check_same_device(balance=balance, sens=sens)
     if balance.dim() != 1 or balance.numel() != num_nodes:
         raise ValueError(
             f"'balance' must have shape [{num_nodes}] (got "
-            f'{list(balance.shape)}); compute it with '
-            f'BalanceAwareSampling or balance_score'
+            f'{list(balance.shape)}); compute it with {_SCORED_BY}'
         )
     if not balance.is_floating_point():
         balance = balance.to(torch.get_default_dtype())
     if num_nodes > 0 and not bool(((balance > 0) & balance.isfinite()).all()):
         raise ValueError(
-            "'balance' must hold positive, finite scores; compute them with "
-            'BalanceAwareSampling or balance_score after every step that '
-            'adds nodes (VirtualNode and Pad give the nodes they add a '
-            'score of 0)'
+            f"'balance' must hold positive, finite scores; compute them with "
+            f'{_SCORED_BY} after every step that adds nodes (VirtualNode and '
+            f'Pad give the nodes they add a score of 0)'
         )
     return balance

@@ -2,8 +2,10 @@ r"""Rules 2 and 3: group counts within :math:`L` hops and balance scores."""
 
 import torch
 from torch import Tensor
+from torch_geometric.utils import remove_self_loops
 
 from pyg_bemap.infra.checks import (
+    check_choice,
     check_integer,
     check_memory_budget,
 )
@@ -22,19 +24,22 @@ COUNTING_MODES = ('exact', 'walks')
 _WALKS_MAX = 2**62
 
 
-def in_neighbour_csr(
-    edge_index: Tensor, num_nodes: int
-) -> tuple[Tensor, Tensor]:
-    r"""Returns :obj:`(ptr, col)` such that the in-neighbours (sources) of node
-    :obj:`i` are :obj:`col[ptr[i]:ptr[i + 1]]`, with self-loops removed.
-    """
-    src, dst = edge_index[0].long(), edge_index[1].long()
-    not_loop = src != dst
-    src, dst = src[not_loop], dst[not_loop]
-    dst, perm = torch.sort(dst, stable=True)
-    ptr = torch.zeros(num_nodes + 1, dtype=torch.long, device=dst.device)
-    ptr[1:] = torch.bincount(dst, minlength=num_nodes).cumsum(0)
-    return ptr, src[perm]
+def check_counts(name: str, count: Tensor, source: str) -> None:
+    r"""Raises a :class:`ValueError` unless :obj:`count` is a tensor of
+    shape :obj:`[N, G]` holding non-negative, finite, real counts;
+    :obj:`name` calls it in the message, which ends with :obj:`source`,
+    where such counts come from."""
+    if not isinstance(count, Tensor) or count.dim() != 2:
+        raise ValueError(
+            f"'{name}' must be a 2-D tensor of shape [num_nodes, num_groups] "
+            f'({source})'
+        )
+    if count.is_complex() or (
+        count.is_floating_point() and not bool(count.isfinite().all())
+    ):
+        raise ValueError(f"'{name}' must hold finite real counts ({source})")
+    if count.numel() and bool((count < 0).any()):
+        raise ValueError(f"'{name}' holds negative counts ({source})")
 
 
 def hop_group_counts(
@@ -120,11 +125,7 @@ def hop_group_counts(
 def check_counting(counting: str) -> str:
     r"""Raises a :class:`ValueError` unless :obj:`counting` is one of
     :obj:`COUNTING_MODES`."""
-    if counting not in COUNTING_MODES:
-        raise ValueError(
-            f"'counting' must be one of {COUNTING_MODES} (got '{counting}')"
-        )
-    return counting
+    return check_choice('counting', counting, COUNTING_MODES)
 
 
 def checked_hop_group_counts(
@@ -138,10 +139,8 @@ def checked_hop_group_counts(
     r""":func:`hop_group_counts` of arguments checked already: group ids
     :obj:`sens` as :func:`~pyg_bemap.rules.groups.sensitive_groups` returns
     them, on the device of a valid :obj:`edge_index`."""
-    num_nodes = sens.numel()
     if counting == 'walks':
-        ptr, col = in_neighbour_csr(edge_index, num_nodes)
-        return _walk_counts(ptr, col, sens, num_groups, num_hops)
+        return _walk_counts(edge_index, sens, num_groups, num_hops)
     return exact_counts(edge_index, sens, num_groups, num_hops, memory_budget)
 
 
@@ -198,22 +197,19 @@ def exact_counting_memory(
 
 
 def _walk_counts(
-    ptr: Tensor, col: Tensor, sens: Tensor, num_groups: int, num_hops: int
+    edge_index: Tensor, sens: Tensor, num_groups: int, num_hops: int
 ) -> Tensor:
-    num_nodes = ptr.numel() - 1
-    dst = torch.repeat_interleave(
-        torch.arange(num_nodes, device=ptr.device), ptr.diff()
-    )
+    src, dst = remove_self_loops(edge_index)[0].long()
     walks = torch.nn.functional.one_hot(sens, num_groups)
     total = walks.clone()
-    max_in_degree = int(ptr.diff().max()) if num_nodes else 0
+    max_in_degree = int(torch.bincount(dst).max()) if dst.numel() else 0
     for _ in range(num_hops):
-        if int(total.max()) > _WALKS_MAX // max(max_in_degree + 1, 1):
+        if int(total.max()) > _WALKS_MAX // (max_in_degree + 1):
             raise ValueError(
                 f'Walk counts over {num_hops} hops exceed what torch.long '
                 f"holds on this graph; use counting='exact' (which stops "
                 f'once no new node is reached) or fewer hops'
             )
-        walks = torch.zeros_like(walks).index_add_(0, dst, walks[col])
+        walks = torch.zeros_like(walks).index_add_(0, dst, walks[src])
         total += walks
     return total

@@ -111,23 +111,19 @@ def sampling_plan(
     )
     fixed_mask[grouping.perm[seg_quota == seg_size]] = True
 
-    partial = (seg_quota > 0) & (seg_quota < seg_size)
-    segment, edge_id = grouping.segment[partial], grouping.perm[partial]
-    size, quota_of = seg_size[partial], seg_quota[partial]
-    # Segments by size (so that segments of one row width lie together),
-    # the edges of a segment in input order.
-    order = torch.sort(
-        size * (segment.max() + 1 if segment.numel() else 1) + segment,
-        stable=True,
-    )[1]
-    segment, edge_id = segment[order], edge_id[order]
-    size, quota_of = size[order], quota_of[order]
+    # The edges of the segments to sample, segments by size (so that
+    # segments of one row width lie together), the edges of a segment in
+    # input order: the segments are already in order, edges in input order
+    # inside each, so a stable sort by size keeps both.
+    picked = ((seg_quota > 0) & (seg_quota < seg_size)).nonzero().view(-1)
+    picked = picked[torch.sort(seg_size[picked], stable=True)[1]]
+    segment, edge_id = grouping.segment[picked], grouping.perm[picked]
+    size, quota_of = seg_size[picked], seg_quota[picked]
     width = _row_width(size)
     # A segment spans a row of its block (its edges, then padding) or, in
     # the tail, its edges alone.
     place = torch.arange(segment.numel(), device=segment.device)
-    is_start = torch.ones_like(segment, dtype=torch.bool)
-    is_start[1:] = segment[1:] != segment[:-1]
+    is_start = segment.diff(prepend=segment.new_tensor([-1])) != 0
     rank = place - torch.cummax(torch.where(is_start, place, 0), 0).values
     span = torch.where(width > 0, width, size)[is_start]
     first_slot = torch.cumsum(span, 0) - span
@@ -188,8 +184,7 @@ def _in_slots(
     r""":obj:`value` laid out at :obj:`slot`, :obj:`padding` elsewhere."""
     if num_slots == slot.numel():  # no padding: the slots are in order
         return value
-    out = value.new_full((num_slots,), padding)
-    return out.index_copy_(0, slot, value)
+    return value.new_full((num_slots,), padding).index_copy_(0, slot, value)
 
 
 def _key_scale(
@@ -229,14 +224,9 @@ def _blocks(width: Tensor, first_slot: Tensor) -> list[tuple[int, int, int]]:
     r"""The (first slot, rows, width) of every block, from the row width
     (0: none) and first slot of every segment, in order of size."""
     widths, rows = torch.unique_consecutive(width, return_counts=True)
-    first_row = torch.cumsum(rows, 0) - rows
-    return [
-        (offset, count, width_)
-        for offset, count, width_ in zip(
-            first_slot[first_row].tolist(), rows.tolist(), widths.tolist()
-        )
-        if width_ > 0
-    ]
+    offsets = first_slot[torch.cumsum(rows, 0) - rows]
+    blocks = zip(offsets.tolist(), rows.tolist(), widths.tolist())
+    return [block for block in blocks if block[2] > 0]  # width 0: the tail
 
 
 def draw_edge_mask(

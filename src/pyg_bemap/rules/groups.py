@@ -3,10 +3,13 @@ r"""Rule 1: validation of sensitive groups and of the graph they live on."""
 import torch
 from torch import Tensor
 
-from pyg_bemap.infra.checks import is_integer
+from pyg_bemap.infra.checks import is_integer, require
 
 #: The dtypes of node ids in an edge list.
 EDGE_DTYPES = (torch.int64, torch.int32)
+#: What group ids must be, and how to make them so.
+_GROUP_IDS = 'groups must be the integers 0..G-1'
+_REMAP_HINT = "remap them, e.g. with 'torch.unique(s, return_inverse=True)[1]'"
 
 
 def sensitive_groups(
@@ -42,16 +45,16 @@ def sensitive_groups(
             :obj:`num_groups`, or, with :math:`G` inferred, a group without
             members.
     """
+    attribute = f"The sensitive attribute '{name}'"
     if sens is None:
         raise ValueError(
-            f"The sensitive attribute '{name}' is missing. Store one group id "
-            f"per node in the graph (e.g. 'data.{name} = ...') or pass the "
-            f'name of the attribute that holds it'
+            f'{attribute} is missing. Store one group id per node in the '
+            f"graph (e.g. 'data.{name} = ...') or pass the name of the "
+            'attribute that holds it'
         )
     if not isinstance(sens, Tensor):
         raise ValueError(
-            f"The sensitive attribute '{name}' must be a "
-            f'torch.Tensor (got {type(sens).__name__})'
+            f'{attribute} must be a torch.Tensor (got {type(sens).__name__})'
         )
     if sens.dim() != 1 or sens.numel() != num_nodes:
         hint = 'flatten it or select the right column'
@@ -61,59 +64,45 @@ def sensitive_groups(
                 "'data.num_nodes' (PyG counts the nodes the edges name)"
             )
         raise ValueError(
-            f"The sensitive attribute '{name}' must be a 1-D tensor with one "
-            f'entry per node (expected shape [{num_nodes}], got '
-            f'{list(sens.shape)}); {hint}'
+            f'{attribute} must be a 1-D tensor with one entry per node '
+            f'(expected shape [{num_nodes}], got {list(sens.shape)}); {hint}'
         )
     if sens.is_complex():
-        raise ValueError(
-            f"The sensitive attribute '{name}' must be real "
-            f'(got dtype {sens.dtype})'
-        )
+        raise ValueError(f'{attribute} must be real (got dtype {sens.dtype})')
     if sens.is_floating_point():
         if not bool(torch.isfinite(sens).all()):
             raise ValueError(
-                f"The sensitive attribute '{name}' holds NaN or infinite "
-                f'values; every node needs a known group (drop or impute the '
-                f'nodes whose group is unknown)'
+                f'{attribute} holds NaN or infinite values; every node needs '
+                f'a known group (drop or impute the nodes whose group is '
+                f'unknown)'
             )
         if bool((sens != sens.round()).any()):
             raise ValueError(
-                f"The sensitive attribute '{name}' holds non-integral values; "
-                f'groups must be the integers 0..G-1 (binarise or bucket a '
-                f'continuous attribute first)'
+                f'{attribute} holds non-integral values; {_GROUP_IDS} '
+                f'(binarise or bucket a continuous attribute first)'
             )
         if num_nodes > 0 and float(sens.abs().max()) >= 2**62:
             raise ValueError(
-                f"The sensitive attribute '{name}' holds values of 2**62 or "
-                f'more; groups must be the integers 0..G-1 (remap them, e.g. '
-                f"with 'torch.unique(s, return_inverse=True)[1]')"
+                f'{attribute} holds values of 2**62 or more; {_GROUP_IDS} '
+                f'({_REMAP_HINT})'
             )
     sens = sens.to(torch.long)
     if num_nodes > 0 and int(sens.min()) < 0:
         raise ValueError(
-            f"The sensitive attribute '{name}' holds negative values; groups "
-            f'must be the integers 0..G-1 (remap them, e.g. with '
-            f"'torch.unique(s, return_inverse=True)[1]')"
+            f'{attribute} holds negative values; {_GROUP_IDS} ({_REMAP_HINT})'
         )
     max_group = int(sens.max()) + 1 if num_nodes > 0 else 1
     if num_groups is None:
         if num_nodes > 0:  # a graph without nodes has one, empty, group
             _check_every_group_present(sens, max_group, name)
-        num_groups = max_group
-    elif not is_integer(num_groups):
+        return sens, max_group
+    valid = is_integer(num_groups) and num_groups >= 1
+    require(valid, 'num_groups', 'a positive integer', num_groups)
+    if max_group > num_groups:
         raise ValueError(
-            f"'num_groups' must be a positive integer (got {num_groups!r})"
-        )
-    elif num_groups < 1:
-        raise ValueError(
-            f"'num_groups' must be a positive integer (got {num_groups})"
-        )
-    elif max_group > num_groups:
-        raise ValueError(
-            f"The sensitive attribute '{name}' holds the group "
-            f"{max_group - 1}, but 'num_groups' is {num_groups}; raise "
-            f"'num_groups' or remap the groups to 0..{num_groups - 1}"
+            f"{attribute} holds the group {max_group - 1}, but 'num_groups' "
+            f"is {num_groups}; raise 'num_groups' or remap the groups to "
+            f'0..{num_groups - 1}'
         )
     return sens, int(num_groups)
 

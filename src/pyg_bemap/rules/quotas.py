@@ -4,12 +4,19 @@ and the weight of every node as a neighbour inside its group."""
 import torch
 from torch import Tensor
 
-from pyg_bemap.infra.checks import check_integer, check_share
+from pyg_bemap.infra.checks import check_choice, check_integer, check_share
+from pyg_bemap.rules.counts import check_counts
 from pyg_bemap.rules.groups import sensitive_groups
 
 #: The weights inside a group: the balance score, uniform, or a degree power.
 STRATEGIES = ('balance', 'uniform', 'degree')
 DEGREE_EXPONENT = 0.75
+
+
+def check_strategy(strategy: str) -> str:
+    r"""Raises a :class:`ValueError` unless :obj:`strategy` is one of
+    :obj:`STRATEGIES`."""
+    return check_choice('strategy', strategy, STRATEGIES)
 
 
 def fair_quotas(
@@ -51,8 +58,8 @@ def fair_quotas(
     with_self = neighbour_count + own
     present = with_self > 0
     degree = neighbour_count.sum(1)
-    absent = int(with_self.max()) + 1 if with_self.numel() else 1
-    balanced = with_self.masked_fill(~present, absent)
+    # absent groups above every count: the minimum is that of present ones
+    balanced = with_self.masked_fill(~present, torch.iinfo(torch.long).max)
     quota = (balanced.min(1).values.view(-1, 1) * present) - own
     one_group = present.sum(1) == 1
     # ceil in float64, as Python's math.ceil(beta * d) computes it.
@@ -63,18 +70,14 @@ def fair_quotas(
 
 
 def _check_neighbour_count(count: Tensor) -> Tensor:
-    if not isinstance(count, Tensor) or count.dim() != 2:
-        raise ValueError(
-            "'neighbour_count' must be a tensor of shape [num_nodes, "
-            'num_groups] (neighbour entries per group, e.g. '
-            "'group_edges(...).neighbour_count')"
-        )
-    if count.is_floating_point() or count.is_complex():
+    source = (
+        "neighbour entries per group, e.g. 'group_edges(...).neighbour_count'"
+    )
+    check_counts('neighbour_count', count, source)
+    if count.is_floating_point():
         raise ValueError(
             f"'neighbour_count' must hold integer counts (got {count.dtype})"
         )
-    if count.numel() and int(count.min()) < 0:
-        raise ValueError("'neighbour_count' holds negative counts")
     return count.long()
 
 

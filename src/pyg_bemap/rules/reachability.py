@@ -38,9 +38,7 @@ def exact_counts(
     # keys N * row + column of a chunk's rows must fit the index dtype
     max_rows = _index_max(col.dtype) // num_nodes
     group = sens.to(col.dtype)
-    count = torch.zeros(
-        num_nodes, num_groups, dtype=torch.long, device=sens.device
-    )
+    count = sens.new_zeros(num_nodes, num_groups, dtype=torch.long)
     start = 0
     while start < num_nodes:
         end = min(_chunk_end(total, start, max_walks), start + max_rows)
@@ -65,9 +63,8 @@ def exact_counts(
 def index_dtype(num_nodes: int, num_entries: int) -> torch.dtype:
     r""":obj:`torch.int32` when every node and every entry of the pattern of
     :math:`\mathbf{A} + \mathbf{I}` has an :obj:`int32` index."""
-    if max(num_nodes, num_entries) <= _INT32_MAX:
-        return torch.int32
-    return torch.long
+    fits = max(num_nodes, num_entries) <= _INT32_MAX
+    return torch.int32 if fits else torch.long
 
 
 def _index_max(dtype: torch.dtype) -> int:
