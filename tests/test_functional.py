@@ -38,7 +38,7 @@ def test_the_carried_path_checks_nothing_again_but_edits(monkeypatch):
     data = BalanceAwareSampling()(random_graph(60, 600, 2, 0))
     monkeypatch.setattr(
         functional,
-        'check_edge_index',
+        'graph_groups',
         lambda *args: pytest.fail('checked again'),
     )
     kept, mask = balanced_edge_sample(

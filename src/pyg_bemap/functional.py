@@ -10,12 +10,7 @@ from pyg_bemap.infra.compat import plain_tensor
 from pyg_bemap.infra.sparse import masked_columns
 from pyg_bemap.rules.balance import check_balance
 from pyg_bemap.rules.draw import draw_seed
-from pyg_bemap.rules.groups import (
-    SENS_COUNTS_NODES,
-    check_edge_index,
-    check_same_device,
-    sensitive_groups,
-)
+from pyg_bemap.rules.groups import graph_groups
 from pyg_bemap.sampler import GraphSampler
 from pyg_bemap.settings import SamplerSettings
 
@@ -106,12 +101,7 @@ def _stateless_sampler(
     num_groups: int | None,
 ) -> GraphSampler:
     r"""A sampler of the checked arguments, for this call only."""
-    counted_by = "'num_nodes'"
-    if num_nodes is None and isinstance(sens, Tensor):
-        num_nodes, counted_by = sens.numel(), SENS_COUNTS_NODES
-    num_nodes = check_edge_index(edge_index, num_nodes, counted_by)
-    check_same_device(edge_index=edge_index, sens=sens)  # if a tensor
-    sens, num_groups = sensitive_groups(sens, num_nodes, num_groups)
+    sens, num_groups = graph_groups(edge_index, sens, num_nodes, num_groups)
     balance = check_balance(balance, sens)
     plain = plain_tensor(edge_index)
     return GraphSampler(plain, plain, sens, balance, num_groups)

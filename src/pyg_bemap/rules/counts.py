@@ -10,12 +10,7 @@ from pyg_bemap.infra.checks import (
     check_memory_budget,
 )
 from pyg_bemap.infra.compat import plain_tensor
-from pyg_bemap.rules.groups import (
-    SENS_COUNTS_NODES,
-    check_edge_index,
-    check_same_device,
-    sensitive_groups,
-)
+from pyg_bemap.rules.groups import graph_groups
 from pyg_bemap.rules.reachability import exact_counts, index_dtype
 
 DEFAULT_MEMORY_BUDGET = 256 * 2**20  # bytes
@@ -103,12 +98,7 @@ def hop_group_counts(
     Returns:
         A :obj:`torch.long` tensor of shape :obj:`[N, G]`.
     """
-    counted_by = "'num_nodes'"
-    if num_nodes is None and isinstance(sens, Tensor):
-        num_nodes, counted_by = sens.numel(), SENS_COUNTS_NODES
-    num_nodes = check_edge_index(edge_index, num_nodes, counted_by)
-    sens, num_groups = sensitive_groups(sens, num_nodes, num_groups)
-    check_same_device(edge_index=edge_index, sens=sens)
+    sens, num_groups = graph_groups(edge_index, sens, num_nodes, num_groups)
     num_hops = check_integer('num_hops', num_hops)
     memory_budget = check_memory_budget(memory_budget)
     check_counting(counting)

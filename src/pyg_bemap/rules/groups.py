@@ -138,6 +138,23 @@ def _listing(values: Tensor, limit: int = 6) -> str:
 SENS_COUNTS_NODES = "'sens' (one group per node)"
 
 
+def graph_groups(
+    edge_index: Tensor,
+    sens: Tensor,
+    num_nodes: int | None,
+    num_groups: int | None,
+) -> tuple[Tensor, int]:
+    r""":func:`sensitive_groups` of a graph's :obj:`sens` after
+    :func:`check_edge_index` and :func:`check_same_device`: the nodes are
+    :obj:`num_nodes`, or one per entry of :obj:`sens`."""
+    counted_by = "'num_nodes'"
+    if num_nodes is None and isinstance(sens, Tensor):
+        num_nodes, counted_by = sens.numel(), SENS_COUNTS_NODES
+    num_nodes = check_edge_index(edge_index, num_nodes, counted_by)
+    check_same_device(edge_index=edge_index, sens=sens)
+    return sensitive_groups(sens, num_nodes, num_groups)
+
+
 def check_edge_index(
     edge_index: Tensor, num_nodes: int | None, counted_by: str = 'the graph'
 ) -> int:
