@@ -2,15 +2,8 @@ r"""BeMap (Balanced Message Passing) for PyTorch Geometric."""
 
 from importlib.metadata import PackageNotFoundError, version
 
-import torch
-
 from pyg_bemap.bemap_info import BeMapInfo
-from pyg_bemap.edge_index import (
-    BeMapEdgeIndex,
-    _rebuild,
-    attach_bemap,
-    get_bemap,
-)
+from pyg_bemap.edge_index import BeMapEdgeIndex, attach_bemap, get_bemap
 from pyg_bemap.functional import balanced_edge_sample
 from pyg_bemap.metrics import (
     Diagnosis,
@@ -31,7 +24,6 @@ from pyg_bemap.rules import (
     fair_quotas,
     hop_group_counts,
 )
-from pyg_bemap.rules.draw import EdgeGrouping
 from pyg_bemap.settings import SamplerSettings
 from pyg_bemap.transforms import AttachBeMap, BalanceAwareSampling
 
@@ -41,11 +33,6 @@ try:
     __version__ = version('pyg-bemap')
 except PackageNotFoundError:  # a source tree on the path
     __version__ = '0+unknown'
-
-# Graphs carrying BeMap information load with torch.load(weights_only=True).
-torch.serialization.add_safe_globals(
-    [BeMapEdgeIndex, BeMapInfo, EdgeGrouping, _rebuild]
-)
 
 __all__ = [
     'AttachBeMap',

@@ -200,25 +200,21 @@ class BeMapInfo:
         source = self._source
         if source is None or version_counter(source) == self._source_version:
             return
-        if self._holds_the_groups(source):  # e.g. another column of x
-            self._source_version = version_counter(source)
-            return
-        raise ValueError(
-            f"The sensitive attribute '{self._name}' was modified in "
-            f'place after BalanceAwareSampling (or AttachBeMap) computed '
-            f'the balance scores from it, which describe the old groups. '
-            f'Edit it before applying BalanceAwareSampling, or apply it '
-            f'again to the edited graph'
-        )
-
-    def _holds_the_groups(self, source: Tensor) -> bool:
-        r"""Whether :obj:`source`, the sensitive attribute, whose memory a
-        write reached (a write to any of its values, or to another part of
-        the tensor it is a view of), still holds the groups: read once per
-        such write."""
-        return source.shape == self.sens.shape and bool(
+        # a write reached the attribute's memory (a write to any of its
+        # values, or to another part of the tensor it is a view of, e.g.
+        # another column of x): whether it still holds the groups is read
+        # once per such write
+        if source.shape != self.sens.shape or not bool(
             (source == self.sens.to(source.dtype)).all()
-        )
+        ):
+            raise ValueError(
+                f"The sensitive attribute '{self._name}' was modified in "
+                f'place after BalanceAwareSampling (or AttachBeMap) computed '
+                f'the balance scores from it, which describe the old groups. '
+                f'Edit it before applying BalanceAwareSampling, or apply it '
+                f'again to the edited graph'
+            )
+        self._source_version = version_counter(source)
 
     def apply(self, fn: Callable[[Tensor], Tensor]) -> 'BeMapInfo':
         r"""Returns a copy with :obj:`fn` applied to every tensor (e.g. a
@@ -228,6 +224,7 @@ class BeMapInfo:
         )
 
     def __getstate__(self) -> dict[str, Any]:
+        source = self._source
         return {  # the sampler is rebuilt on demand
             'sens': self.sens,
             'balance': self.balance,
@@ -236,7 +233,7 @@ class BeMapInfo:
             # pickled with the graph, the attribute comes back as the
             # loaded graph's own, whose edits training then detects (not
             # a view, which would bring the whole tensor it views along)
-            'source': self._source if _owns_memory(self._source) else None,
+            'source': None if source is None or is_view(source) else source,
         }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -259,10 +256,6 @@ class BeMapInfo:
 
 #: The keys of the state :meth:`BeMapInfo.__getstate__` gives.
 _STATE_KEYS = ('sens', 'balance', 'num_groups', 'name', 'source')
-
-
-def _owns_memory(tensor: Tensor | None) -> bool:
-    return tensor is not None and not is_view(tensor)
 
 
 #: The prime and the chunk of :func:`edges_checksum`.

@@ -123,32 +123,27 @@ def _keeping_the_information(name: str) -> Callable[..., Any]:
             or out.dtype not in EDGE_DTYPES  # e.g. .to(torch.float): no graph
         ):
             return out
-        return _carry(out.as_subclass(Tensor), info, _own_grouping(self))
+        # the result as a carrier: with the same information (and sampler)
+        # when it is the same memory, e.g. detach(); else with a copy on its
+        # device, holding this carrier's grouping, if known
+        out = out.as_subclass(Tensor)
+        if info.kept_sampler(out) is not None:
+            return _rebuild(out, info)
+        device = out.device
+
+        def move(t: Tensor) -> Tensor:
+            return t.to(device) if t.device != device else t
+
+        grouping = _own_grouping(self)
+        if grouping is not None:
+            grouping = EdgeGrouping(*map(move, grouping))
+        return _rebuild(out, info.apply(move), grouping)
 
     return keeping
 
 
 for _name in GRAPH_PRESERVING:
     setattr(BeMapEdgeIndex, _name, _keeping_the_information(_name))
-
-
-def _carry(
-    out: Tensor, info: BeMapInfo, grouping: EdgeGrouping | None
-) -> BeMapEdgeIndex:
-    r"""The result of a graph-preserving operation as a carrier: with the
-    same information (and sampler) when it is the same memory, e.g.
-    :meth:`detach`; else with a copy holding the source carrier's
-    :obj:`grouping`, if known."""
-    if info.kept_sampler(out) is not None:
-        return _rebuild(out, info)
-    device = out.device
-
-    def move(t: Tensor) -> Tensor:
-        return t.to(device) if t.device != device else t
-
-    if grouping is not None:
-        grouping = EdgeGrouping(*map(move, grouping))
-    return _rebuild(out, info.apply(move), grouping)
 
 
 def _own_grouping(edges: 'BeMapEdgeIndex') -> EdgeGrouping | None:
@@ -173,6 +168,13 @@ def _rebuild(
     if grouping is not None:
         info.sampler(out, out.as_subclass(Tensor), EdgeGrouping(*grouping))
     return out
+
+
+# Graphs carrying BeMap information load with torch.load(weights_only=True)
+# (registered when pyg_bemap is imported, as this module is).
+torch.serialization.add_safe_globals(
+    [BeMapEdgeIndex, BeMapInfo, EdgeGrouping, _rebuild]
+)
 
 
 def attach_bemap(

@@ -81,49 +81,26 @@ def balanced_edge_sample(
         settings, beta=beta, min_keep=min_keep, strategy=strategy
     )
     check_generator(generator)
-    inputs = (edge_index, sens, balance, num_nodes, num_groups)
-    # the carrier's, else one of the checked inputs, planned at the first draw
-    sampler = _carried_sampler(*inputs) or _stateless_sampler(*inputs)
+    info = get_bemap(edge_index)
+    if (  # a carrier whose information was computed from these very tensors
+        info is not None
+        and info.describes(sens, balance)
+        and num_nodes in (None, info.num_nodes)
+        and num_groups in (None, info.num_groups)
+    ):  # then checked already, and no pass reads them again
+        info.check_unedited(edge_index)
+        sampler = info.sampler(edge_index, plain_tensor(edge_index))
+    else:  # a sampler of the checked inputs, for this call only
+        sens, num_groups = graph_groups(
+            edge_index, sens, num_nodes, num_groups
+        )
+        balance = check_balance(balance, sens)
+        plain = plain_tensor(edge_index)  # planned at the first draw
+        sampler = GraphSampler(plain, plain, sens, balance, num_groups)
     if not training:
         return edge_index, edge_index.new_ones(
             edge_index.size(1), dtype=torch.bool
         )
     sample = sampler.draw(settings, draw_seed(generator))
-    edges = plain_tensor(edge_index) if get_bemap(edge_index) else edge_index
+    edges = plain_tensor(edge_index) if info is not None else edge_index
     return masked_columns(edges, sample.mask, sample.positions), sample.mask
-
-
-def _stateless_sampler(
-    edge_index: Tensor,
-    sens: Tensor,
-    balance: Tensor,
-    num_nodes: int | None,
-    num_groups: int | None,
-) -> GraphSampler:
-    r"""A sampler of the checked arguments, for this call only."""
-    sens, num_groups = graph_groups(edge_index, sens, num_nodes, num_groups)
-    balance = check_balance(balance, sens)
-    plain = plain_tensor(edge_index)
-    return GraphSampler(plain, plain, sens, balance, num_groups)
-
-
-def _carried_sampler(
-    edge_index: Tensor,
-    sens: Tensor,
-    balance: Tensor,
-    num_nodes: int | None,
-    num_groups: int | None,
-) -> GraphSampler | None:
-    r"""The carrier's sampler, when :obj:`edge_index` is a
-    :class:`~pyg_bemap.BeMapEdgeIndex` whose information was computed from
-    these very tensors (then checked already, and no pass reads them
-    again); else :obj:`None`."""
-    info = get_bemap(edge_index)
-    if info is None or not info.describes(sens, balance):
-        return None
-    if num_nodes not in (None, info.num_nodes):
-        return None
-    if num_groups not in (None, info.num_groups):
-        return None
-    info.check_unedited(edge_index)
-    return info.sampler(edge_index, plain_tensor(edge_index))

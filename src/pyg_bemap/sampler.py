@@ -161,8 +161,7 @@ class GraphSampler:
         forms in its memo as for a drawn sample, once per graph."""
 
         def build() -> Sample:
-            src, dst = self.edge_index
-            kept = src != dst
+            kept = self.edge_index[0] != self.edge_index[1]
             return Sample(-1, kept, int(kept.sum()))
 
         return self.remembered('whole', build)

@@ -16,6 +16,7 @@ from torch_geometric.typing import (
     SparseStorage,
     SparseTensor,
 )
+from torch_geometric.utils.sparse import index2ptr
 
 from pyg_bemap.infra import threads
 
@@ -63,7 +64,7 @@ def quiet_sparse() -> Iterator[None]:
 def _use_up_torch_notices() -> None:
     empty = torch.zeros(0, dtype=torch.long)
     for _ in range(3):  # warnings as errors: one notice per try
-        try:
+        with contextlib.suppress(UserWarning):
             torch.sparse_csr_tensor(
                 torch.zeros(2, dtype=torch.long),
                 empty,
@@ -72,8 +73,6 @@ def _use_up_torch_notices() -> None:
                 check_invariants=False,
             )
             return
-        except UserWarning:
-            pass
 
 
 def csr_tensor(
@@ -141,8 +140,8 @@ class MaskedAdjacency:
         self.index_dtype = torch.int32 if small else torch.long
         by_target = _order(dst, src, num_nodes)
         by_source = _order(src, dst, num_nodes)
-        self.target_ptr = _pointers(dst[by_target], num_nodes)
-        self.source_ptr = _pointers(src[by_source], num_nodes)
+        self.target_ptr = index2ptr(dst[by_target], num_nodes)
+        self.source_ptr = index2ptr(src[by_source], num_nodes)
         self.target_source = src[by_target].to(self.index_dtype)
         self.source_target = dst[by_source].to(self.index_dtype)
         self.by_target = by_target.to(self.index_dtype)
@@ -152,11 +151,7 @@ class MaskedAdjacency:
     def source_rank(self) -> Tensor:
         r"""The place in the target order of every edge in the source
         order (for the :obj:`csr2csc` of a :class:`SparseTensor`)."""
-        rank = torch.empty(
-            self.edge_index.size(1),
-            dtype=self.index_dtype,
-            device=self.by_target.device,
-        )
+        rank = self.by_target.new_empty(self.edge_index.size(1))
         rank[self.by_target.long()] = torch.arange(
             self.by_target.numel(), dtype=self.index_dtype, device=rank.device
         )
@@ -225,10 +220,16 @@ def _masked_csr(
     edge in that order, e.g. the other end); and the count of kept edges
     before every place of the order."""
     kept = mask.index_select(0, order)
-    before = _exclusive_cumsum(kept)
+    before = kept.new_zeros(kept.numel() + 1, dtype=torch.long)
+    torch.cumsum(kept, 0, out=before[1:])  # the exclusive prefix sum
     total = int(before[-1]) if num_kept is None else num_kept
-    compacted = _compact(values, kept, before, total).long()
-    return before[pointers], compacted, before
+    # values[kept], given the exclusive prefix sum `before` of `kept` and
+    # its total: one scatter of every entry to its rank among the kept ones
+    # (the others to a slot that is cut off), faster on the CPU than
+    # nonzero or boolean indexing, which count the mask again
+    slot = torch.where(kept, before[:-1], total)
+    compacted = values.new_empty(total + 1).scatter_(0, slot, values)
+    return before[pointers], compacted[:total].long(), before
 
 
 def _order(major: Tensor, minor: Tensor, num_nodes: int) -> Tensor:
@@ -236,30 +237,6 @@ def _order(major: Tensor, minor: Tensor, num_nodes: int) -> Tensor:
     :obj:`minor`."""
     order = torch.sort(major * num_nodes + minor, stable=True)[1]
     return order[(major != minor)[order]]
-
-
-def _pointers(sorted_index: Tensor, num_nodes: int) -> Tensor:
-    counts = torch.bincount(sorted_index, minlength=num_nodes)
-    return _exclusive_cumsum(counts)
-
-
-def _compact(
-    values: Tensor, mask: Tensor, before: Tensor, total: int
-) -> Tensor:
-    r""":obj:`values[mask]`, given the exclusive prefix sum :obj:`before`
-    of :obj:`mask` and its :obj:`total`: one scatter of every entry to its
-    rank among the kept ones (the others to a slot that is cut off),
-    faster on the CPU than :obj:`nonzero` or boolean indexing, which count
-    the mask again."""
-    slot = torch.where(mask, before[:-1], total)
-    out = values.new_empty(total + 1)
-    return out.scatter_(0, slot, values)[:total]
-
-
-def _exclusive_cumsum(values: Tensor) -> Tensor:
-    out = values.new_zeros(values.numel() + 1, dtype=torch.long)
-    torch.cumsum(values, 0, out=out[1:])
-    return out
 
 
 class _SparseProduct(torch.autograd.Function):
@@ -282,12 +259,8 @@ class _SparseProduct(torch.autograd.Function):
     def backward(ctx: Any, grad: Tensor) -> tuple[Tensor | None, ...]:
         colptr, row, perm = ctx.transpose()
         value = ctx.value if perm is None else ctx.value.index_select(0, perm)
-        return (
-            _product(colptr, row, value, grad, ctx.diagonal),
-            None,
-            None,
-            None,
-        )
+        grad_x = _product(colptr, row, value, grad, ctx.diagonal)
+        return grad_x, None, None, None
 
 
 def sparse_product(

@@ -8,7 +8,7 @@ import torch
 from torch_geometric.nn.conv import MessagePassing
 
 from pyg_bemap.bemap_info import BeMapInfo
-from pyg_bemap.infra.checks import check_generator
+from pyg_bemap.infra.checks import check_choice, check_generator
 from pyg_bemap.infra.private_api import (
     outside_functorch_transforms,
     registered_child,
@@ -144,7 +144,7 @@ class BeMapConv(MessagePassing):
                 f"('BeMapConv(<its inner layer>)')"
             )
         conv = inner_layer(conv, out_channels, args, kwargs)
-        _check_layout(layout)
+        check_choice('layout', layout, LAYOUTS)
         if getattr(conv, 'cached', False):
             raise ValueError(
                 f'{conv} caches its normalised graph (cached=True) and would '
@@ -216,7 +216,8 @@ class BeMapConv(MessagePassing):
                 :obj:`edge_index` does not carry them. (default: :obj:`None`)
             **kwargs: Further keyword arguments of the inner layer.
         """
-        _check_layout(self.layout)  # also when set after construction
+        if self.layout not in LAYOUTS:  # also when set after construction
+            check_choice('layout', self.layout, LAYOUTS)
         graph = GraphInput(edge_index, bemap, getattr(self.conv, 'flow', None))
         sample = self._sample(graph) if self.training else None
         call = LayerCall(
@@ -233,13 +234,7 @@ class BeMapConv(MessagePassing):
             raise RuntimeError(_NO_INFORMATION)
         graph.info.check_unedited(graph.given)
         with outside_functorch_transforms():  # no transformed input in it
-            return pass_sample(
-                self,
-                graph.sampler(),
-                self.settings,
-                self.generator,
-                self._replay,
-            )
+            return pass_sample(self, graph.sampler(), self._replay)
 
     def __repr__(self) -> str:
         return (
@@ -247,11 +242,6 @@ class BeMapConv(MessagePassing):
             f'min_keep={self.min_keep}, strategy={self.strategy!r}, '
             f'layout={self.layout!r})'
         )
-
-
-def _check_layout(layout: Any) -> None:
-    if layout not in LAYOUTS:
-        raise ValueError(f"'layout' must be one of {LAYOUTS} (got {layout!r})")
 
 
 _NO_INFORMATION = (

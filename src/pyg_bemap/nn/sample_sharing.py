@@ -205,24 +205,23 @@ _AMBIGUOUS = -1
 
 
 def pass_sample(
-    layer: torch.nn.Module,
-    sampler: GraphSampler,
-    settings: SamplerSettings,
-    generator: torch.Generator | None,
-    replay: CallReplay,
+    layer: Any, sampler: GraphSampler, replay: CallReplay
 ) -> Sample:
     r"""The sample a training call of :obj:`layer` uses, by the rule of
     this module.
 
     Args:
-        layer (torch.nn.Module): The calling layer.
+        layer (BeMapConv): The calling layer, whose :obj:`settings` and
+            :obj:`generator` decide the sample.
         sampler (GraphSampler): The graph's sampler.
-        settings (SamplerSettings): The layer's settings.
-        generator (torch.Generator, optional): The layer's generator.
         replay (CallReplay): The layer's memory of checkpointed calls.
     """
+    settings, generator = layer.settings, layer.generator
     if inside_backward():  # recomputing a checkpointed call
-        return _drawn(sampler, settings, _replayed_seed(replay))
+        replayed, drew = replay.recall(_ticket())
+        if drew:  # its draw from the global generator made again
+            draw_seed()
+        return _drawn(sampler, settings, replayed)
     checkpointed = saved_tensor_hooks_active() or not torch.is_grad_enabled()
     ticket = _ticket() if checkpointed else None
     seeds = _current_pass(layer).seeds
@@ -249,15 +248,6 @@ def _drawn(
     if sample is None or sample.seed != seed:
         sample = sampler.memo[key] = sampler.draw(settings, seed)
     return sample
-
-
-def _replayed_seed(replay: CallReplay) -> int:
-    r"""The seed of the call a recomputation repeats; its draw from the
-    global generator, if it made one, made again."""
-    seed, drew = replay.recall(_ticket())
-    if drew:
-        draw_seed()
-    return seed
 
 
 def _ticket() -> int:

@@ -72,12 +72,7 @@ from pyg_bemap.routes.sparse import (
     same_on_sparse,
     sampled_adjacency,
 )
-from pyg_bemap.sampler import (
-    GraphSampler,
-    Sample,
-    is_edge_list,
-    remembered,
-)
+from pyg_bemap.sampler import GraphSampler, Sample, is_edge_list, remembered
 
 
 class GraphInput:
@@ -131,10 +126,9 @@ class GraphInput:
             self._sampler = info.kept_sampler(self.given, self.flipped)
             if self._sampler is None:
                 pairs = edge_pairs(self.plain)
+                pairs = pairs.flip(0) if self.flipped else pairs
                 self._sampler = info.sampler(
-                    self.given,
-                    pairs.flip(0) if self.flipped else pairs,
-                    flipped=self.flipped,
+                    self.given, pairs, flipped=self.flipped
                 )
         return self._sampler
 
@@ -162,9 +156,7 @@ def edge_list_route(
     r"""The layer's own call on the edges, right for any layer."""
     if sample is None:
         return call.conv(call.x, graph.plain, *call.args, **call.kwargs)
-    args, kwargs = mask_edge_level_args(
-        call.arg_names, call.args, call.kwargs, sample
-    )
+    args, kwargs = mask_edge_level_args(call, sample)
     return call.conv(call.x, graph.kept_edges(sample), *args, **kwargs)
 
 
@@ -321,7 +313,7 @@ def honours(
         return False
     if route is gcn_route:  # it takes no other argument
         return all(a is None for a in [*call.args, *call.kwargs.values()])
-    if edge_level_args_given(call.arg_names, call.args, call.kwargs):
+    if edge_level_args_given(call):
         return False
     loops, repeated = graph_shape(graph.sampler())
     return not repeated and (sample is not None or not loops)

@@ -2,7 +2,7 @@ r"""The edge-list route, right for any layer: the layer's own call on the
 edges as given (evaluation) or on the kept edges, with every edge-level
 argument masked alike (training), in any graph layout."""
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import Tensor
@@ -12,10 +12,14 @@ from torch_geometric.utils import (
     to_torch_csc_tensor,
     to_torch_csr_tensor,
 )
+from torch_geometric.utils.sparse import ptr2index
 
 from pyg_bemap.infra.private_api import stored_coo_entries
 from pyg_bemap.infra.sparse import masked_columns
 from pyg_bemap.sampler import Sample
+
+if TYPE_CHECKING:
+    from pyg_bemap.routes import LayerCall
 
 #: Arguments of a conv that hold one entry per edge.
 EDGE_LEVEL_ARGS = ('edge_weight', 'edge_attr', 'edge_type')
@@ -81,11 +85,13 @@ def _stored_entries(adj: Tensor) -> tuple[Tensor, Tensor]:
             adjacency that is not marked coalesced (torch gives its stored
             values none).
     """
+    # the compressed index expanded by PyG's ptr2index, its output size
+    # given, so no host synchronisation
     if adj.layout == torch.sparse_csr:
-        rows = _expanded(adj.crow_indices(), adj.col_indices().numel())
+        rows = ptr2index(adj.crow_indices(), adj.col_indices().numel())
         return torch.stack([rows, adj.col_indices().long()]), adj.values()
     if adj.layout == torch.sparse_csc:
-        columns = _expanded(adj.ccol_indices(), adj.row_indices().numel())
+        columns = ptr2index(adj.ccol_indices(), adj.row_indices().numel())
         return torch.stack([adj.row_indices().long(), columns]), adj.values()
     if not (adj.requires_grad and torch.is_grad_enabled()):
         return stored_coo_entries(adj)
@@ -97,37 +103,20 @@ def _stored_entries(adj: Tensor) -> tuple[Tensor, Tensor]:
     return adj.indices(), adj.values()  # coalesced: differentiable
 
 
-def _expanded(pointer: Tensor, num_entries: int) -> Tensor:
-    r"""The index along the compressed dimension of every entry, from the
-    :obj:`pointer` of a CSR or CSC tensor (its output size given, so no
-    host synchronisation)."""
-    counts = pointer.diff()
-    return torch.arange(
-        counts.numel(), device=pointer.device
-    ).repeat_interleave(counts, output_size=num_entries)
-
-
-def edge_level_args_given(
-    names: tuple[str, ...], args: tuple[Any, ...], kwargs: dict[str, Any]
-) -> bool:
-    r"""Whether a call with the arguments after :obj:`(x, edge_index)`
-    passes an edge-level argument (:obj:`EDGE_LEVEL_ARGS`) that is not
-    :obj:`None`; :obj:`names` are the layer's positional names."""
-    given = [
-        n for n, a in zip(names[2 : 2 + len(args)], args) if a is not None
-    ]
-    given += [k for k, v in kwargs.items() if v is not None]
-    return any(name in EDGE_LEVEL_ARGS for name in given)
+def edge_level_args_given(call: 'LayerCall') -> bool:
+    r"""Whether :obj:`call`, with the arguments after :obj:`(x, edge_index)`
+    (named by the layer's positional names), passes an edge-level argument
+    (:obj:`EDGE_LEVEL_ARGS`) that is not :obj:`None`."""
+    named = [*zip(call.arg_names[2:], call.args), *call.kwargs.items()]
+    return any(n in EDGE_LEVEL_ARGS and a is not None for n, a in named)
 
 
 def mask_edge_level_args(
-    names: tuple[str, ...],
-    args: tuple[Any, ...],
-    kwargs: dict[str, Any],
-    sample: Sample,
+    call: 'LayerCall', sample: Sample
 ) -> tuple[tuple[Any, ...], dict[str, Any]]:
-    r"""The arguments after :obj:`(x, edge_index)` with the rows of the
-    edges :obj:`sample` keeps of every edge-level argument
+    r"""The arguments of :obj:`call` after :obj:`(x, edge_index)` (named by
+    the layer's positional names) with the rows of the edges :obj:`sample`
+    keeps of every edge-level argument
     (:obj:`value[mask]`, gathered at the kept positions: no host
     synchronisation).
 
@@ -146,8 +135,7 @@ def mask_edge_level_args(
             )
         return value.index_select(0, sample.positions)
 
-    names = names[2 : 2 + len(args)]
-    args = (
-        tuple(masked(n, a) for n, a in zip(names, args)) + args[len(names) :]
-    )
-    return args, {k: masked(k, v) for k, v in kwargs.items()}
+    args = call.args
+    named = tuple(masked(n, a) for n, a in zip(call.arg_names[2:], args))
+    kwargs = {k: masked(k, v) for k, v in call.kwargs.items()}
+    return named + args[len(named) :], kwargs

@@ -42,9 +42,7 @@ class GCNGraph:
         dtype: torch.dtype,
     ):
         self.rowptr, self.col, self.colptr, self.row = parts
-        self.ones = torch.ones(
-            self.col.numel(), dtype=dtype, device=self.col.device
-        )
+        self.ones = self.col.new_ones(self.col.numel(), dtype=dtype)
         degree = self.rowptr.diff().to(dtype)
         #: :math:`\mathbf{s} = (\mathbf{d} + 1)^{-1/2}`, a column.
         self.scale = degree.add_(1.0).rsqrt_().view(-1, 1)

@@ -35,12 +35,9 @@ def same_on_sparse(conv: MessagePassing) -> bool:
     declared = kind.__dict__.get('computes_same_on_sparse')
     if declared is not None:  # the layer's own word, whatever it fuses
         return bool(declared(conv))
-    if kind is GCNConv:
-        allowed = not conv.improved
-    else:
-        allowed = kind in (SAGEConv, SGConv, TAGConv, GraphConv, GINConv)
     return (
-        allowed
+        kind in (GCNConv, SAGEConv, SGConv, TAGConv, GraphConv, GINConv)
+        and not (kind is GCNConv and conv.improved)
         and reduction(conv) is not None
         and bool(conv.fuse)
         and getattr(conv, 'decomposed_layers', 1) == 1
@@ -65,9 +62,8 @@ def reduction(conv: MessagePassing) -> str | None:
     one, not the other)."""
     aggr = getattr(conv, 'aggr', None)
     kind = REDUCTIONS.get(aggr) if isinstance(aggr, str) else None
-    if kind is None or type(getattr(conv, 'aggr_module', None)) is not kind:
-        return None
-    return aggr
+    # no module's type is None
+    return aggr if type(getattr(conv, 'aggr_module', None)) is kind else None
 
 
 def masked_adjacency(sampler: GraphSampler) -> MaskedAdjacency:

@@ -5,7 +5,7 @@ from torch import Tensor
 
 from pyg_bemap.infra.checks import check_positive
 from pyg_bemap.rules.counts import check_counts
-from pyg_bemap.rules.groups import check_same_device
+from pyg_bemap.rules.groups import check_same_device, check_tensor
 
 #: What computes balance scores.
 _SCORED_BY = 'BalanceAwareSampling or balance_score'
@@ -75,10 +75,7 @@ def check_balance(balance: Tensor, sens: Tensor) -> Tensor:
     returns them as a floating tensor.
     """
     num_nodes = sens.numel()
-    if not isinstance(balance, Tensor):
-        raise ValueError(
-            f"'balance' must be a torch.Tensor (got {type(balance).__name__})"
-        )
+    check_tensor(balance, "'balance'")
     check_same_device(balance=balance, sens=sens)
     if balance.dim() != 1 or balance.numel() != num_nodes:
         raise ValueError(

@@ -102,13 +102,9 @@ def hop_group_counts(
     num_hops = check_integer('num_hops', num_hops)
     memory_budget = check_memory_budget(memory_budget)
     check_counting(counting)
+    edge_index = plain_tensor(edge_index)
     return checked_hop_group_counts(
-        plain_tensor(edge_index),
-        sens,
-        num_groups,
-        num_hops,
-        counting,
-        memory_budget,
+        edge_index, sens, num_groups, num_hops, counting, memory_budget
     )
 
 
@@ -176,14 +172,11 @@ def exact_counting_memory(
             (default: :obj:`'cpu'`)
     """
     entries = num_edges + num_nodes
-    index_bytes = 4 if index_dtype(num_nodes, entries) == torch.int32 else 8
-    on_cpu = torch.device(device).type == 'cpu'
-    build = (17 if on_cpu else 26) * entries
+    index_bytes = index_dtype(num_nodes, entries).itemsize
+    build = (17 if torch.device(device).type == 'cpu' else 26) * entries
     products = memory_budget + index_bytes * entries
-    per_node = 8 * num_nodes * (num_groups + 2) + 2 * index_bytes * (
-        num_nodes + 1
-    )
-    return max(build, products) + per_node
+    per_node = 8 * num_nodes * (num_groups + 2)
+    return max(build, products) + per_node + 2 * index_bytes * (num_nodes + 1)
 
 
 def _walk_counts(

@@ -35,6 +35,7 @@ from typing import NamedTuple
 import numpy as np
 import torch
 from torch import Tensor
+from torch_geometric.utils import index_to_mask
 
 from pyg_bemap.infra.threads import SEED_RANGE, sort_rows, uniform
 from pyg_bemap.rules.quotas import fair_quotas, neighbour_weights
@@ -106,10 +107,8 @@ def sampling_plan(
     quota = fair_quotas(grouping.neighbour_count, sens, beta, min_keep)
     seg_quota = quota.view(-1)[grouping.segment]
     seg_size = grouping.neighbour_count.view(-1)[grouping.segment]
-    fixed_mask = torch.zeros(
-        edge_index.size(1), dtype=torch.bool, device=edge_index.device
-    )
-    fixed_mask[grouping.perm[seg_quota == seg_size]] = True
+    fixed = grouping.perm[seg_quota == seg_size]
+    fixed_mask = index_to_mask(fixed, size=edge_index.size(1))
 
     # The edges of the segments to sample, segments by size (so that
     # segments of one row width lie together), the edges of a segment in
@@ -165,10 +164,9 @@ def _row_width(size: Tensor) -> Tensor:
     if not _pads_rows(size.device):
         rows = torch.bincount(size)[size] // size
         return torch.where(rows >= _MIN_BLOCK_ROWS, size, 0)
-    widths = 2 ** torch.arange(_MAX_ROW_WIDTH.bit_length(), device=size.device)
-    width = widths[
-        torch.bucketize(size, widths).clamp_(max=widths.numel() - 1)
-    ]
+    # 2**e >= size > 2**(e - 1), from size - 1 = m * 2**e, m in [1/2, 1)
+    # (exact in float32 for every size up to 2**24, far above the widths)
+    width = 2 ** torch.frexp((size - 1).float()).exponent.long()
     return torch.where(size <= _MAX_ROW_WIDTH, width, 0)
 
 

@@ -1,5 +1,7 @@
 r"""Rule 1: validation of sensitive groups and of the graph they live on."""
 
+from typing import Any
+
 import torch
 from torch import Tensor
 
@@ -52,10 +54,7 @@ def sensitive_groups(
             f"graph (e.g. 'data.{name} = ...') or pass the name of the "
             'attribute that holds it'
         )
-    if not isinstance(sens, Tensor):
-        raise ValueError(
-            f'{attribute} must be a torch.Tensor (got {type(sens).__name__})'
-        )
+    check_tensor(sens, attribute)
     if sens.dim() != 1 or sens.numel() != num_nodes:
         hint = 'flatten it or select the right column'
         if sens.dim() == 1 and sens.numel() > num_nodes:
@@ -115,23 +114,18 @@ def _check_every_group_present(
     present = torch.unique(sens)
     if present.numel() == max_group:
         return
-    missing = max_group - present.numel()
-    example = sorted(set(range(min(max_group, 10))) - set(present.tolist()))
+    ids = present.tolist()
+    example = sorted(set(range(min(max_group, 10))) - set(ids))
+    shown = ', '.join(map(str, ids[:6])) + (', ...' if len(ids) > 6 else '')
     raise ValueError(
-        f"The sensitive attribute '{name}' holds the ids "
-        f'{_listing(present)}, so {max_group} groups are inferred, '
-        f'{missing} of them without members (e.g. {example}); an empty '
-        f'group would enter every balance score. Remap the ids to '
-        f"0..{present.numel() - 1} with 's = torch.unique(s, "
+        f"The sensitive attribute '{name}' holds the ids {{{shown}}}, so "
+        f'{max_group} groups are inferred, {max_group - len(ids)} of them '
+        f'without members (e.g. {example}); an empty group would enter '
+        f'every balance score. Remap the ids to '
+        f"0..{len(ids) - 1} with 's = torch.unique(s, "
         f"return_inverse=True)[1]', or pass 'num_groups' if groups are "
         f'absent on purpose (e.g. in a mini-batch)'
     )
-
-
-def _listing(values: Tensor, limit: int = 6) -> str:
-    items = values.tolist()
-    shown = ', '.join(str(v) for v in items[:limit])
-    return '{' + shown + (', ...}' if len(items) > limit else '}')
 
 
 #: Where the number of nodes comes from when the groups give it.
@@ -163,11 +157,7 @@ def check_edge_index(
     :obj:`None`); :obj:`counted_by` names where :obj:`num_nodes` comes from,
     so that an error blames the right argument.
     """
-    if not isinstance(edge_index, Tensor):
-        raise ValueError(
-            f"'edge_index' must be a torch.Tensor (got "
-            f'{type(edge_index).__name__})'
-        )
+    check_tensor(edge_index, "'edge_index'")
     if edge_index.dim() != 2 or edge_index.size(0) != 2:
         raise ValueError(
             f"'edge_index' must have shape [2, num_edges] "
@@ -190,6 +180,15 @@ def check_edge_index(
                 f'gives only {num_nodes} nodes'
             )
     return int(num_nodes or 0)
+
+
+def check_tensor(value: Any, name: str) -> None:
+    r"""Raises a :class:`ValueError` unless :obj:`value` is a tensor;
+    :obj:`name` calls it in the message (quoted if it is an argument)."""
+    if not isinstance(value, Tensor):
+        raise ValueError(
+            f'{name} must be a torch.Tensor (got {type(value).__name__})'
+        )
 
 
 def check_same_device(**tensors: Tensor | None) -> None:

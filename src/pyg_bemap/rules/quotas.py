@@ -89,11 +89,10 @@ def neighbour_weights(
     :math:`\deg(j)` the non-self-loop edges leaving :math:`j`, its degree in
     an undirected graph) or :obj:`None` for uniform weights.
     """
+    check_strategy(strategy)
     if strategy == 'balance':
         return balance
     if strategy == 'degree':
         # in float32, the keys' dtype, not that of the scores it ignores
         return out_degree.float().pow(DEGREE_EXPONENT)
-    if strategy == 'uniform':
-        return None
-    raise ValueError(f"Unknown strategy '{strategy}'")
+    return None  # 'uniform'

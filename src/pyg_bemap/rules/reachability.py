@@ -84,11 +84,9 @@ def _reach_csr(edge_index: Tensor, num_nodes: int) -> tuple[Tensor, Tensor]:
     key[:num_edges].copy_(edge_index[1]).mul_(num_nodes)
     key[:num_edges].add_(edge_index[0])
     torch.arange(num_nodes, out=key[num_edges:]).mul_(num_nodes + 1)
-    key = _sorted_unique_(key)
-    dtype = index_dtype(num_nodes, key.numel())
-    bounds = torch.arange(num_nodes + 1, device=key.device) * num_nodes
-    crow = torch.searchsorted(key, bounds).to(dtype)
-    return crow, key.remainder_(num_nodes).to(dtype)
+    crow, col = _key_pattern(key, num_nodes, num_nodes)
+    dtype = index_dtype(num_nodes, col.numel())
+    return crow.to(dtype), col.to(dtype)
 
 
 def _sorted_unique_(key: Tensor) -> Tensor:
@@ -102,6 +100,18 @@ def _sorted_unique_(key: Tensor) -> Tensor:
         return torch.unique(key, sorted=True)
     key.numpy().sort()
     return torch.unique_consecutive(key)
+
+
+def _key_pattern(key: Tensor, rows: int, cols: int) -> tuple[Tensor, Tensor]:
+    r"""The CSR pattern :obj:`(crow, col)`, in the dtype of :obj:`key`, of
+    :obj:`rows` rows of :obj:`cols` columns whose entries are the distinct
+    values of the keys :math:`\mathrm{cols} \cdot \mathrm{row} +
+    \mathrm{column}` in :obj:`key` (owned by the caller, overwritten).
+    """
+    key = _sorted_unique_(key)
+    bounds = torch.arange(rows + 1, dtype=key.dtype, device=key.device)
+    crow = torch.searchsorted(key, bounds.mul_(cols)).to(key.dtype)
+    return crow, key.remainder_(cols)
 
 
 def _reach_bound(crow: Tensor, col: Tensor, num_hops: int) -> Tensor:
@@ -147,12 +157,7 @@ def _product_pattern(
     row = torch.repeat_interleave(block_crow.diff())
     key.add_((row * num_nodes).index_select(0, entry))
     del entry
-    key = _sorted_unique_(key)
-    bounds = torch.arange(
-        block_crow.numel(), dtype=key.dtype, device=key.device
-    )
-    crow_out = torch.searchsorted(key, bounds * num_nodes)
-    return crow_out.to(key.dtype), key.remainder_(num_nodes)
+    return _key_pattern(key, block_crow.numel() - 1, num_nodes)
 
 
 def _chunk_end(total: Tensor, start: int, max_entries: int) -> int:
