@@ -172,3 +172,33 @@ def test_the_results_page_quotes_the_stored_sweeps():
         if frontier != 'none':
             quoted = {_setting(s, settings) for s in frontier.split(', ')}
         assert quoted == on_frontier
+
+
+CONFIRMATORY = osp.join(LAB, 'results', 'confirmatory')
+
+
+def test_the_pages_quote_the_confirmatory_report():
+    section = read(CONFIRMATORY, 'confirmatory.md').split(
+        '### Paired differences (points), epoch by lowest validation loss'
+    )[1]
+    header, *rows = tables(section)[0]
+    report = {NAMES[row[0]]: dict(zip(header, row)) for row in rows}
+    page = next(
+        t for t in tables(read('docs', 'results.md')) if t[0][0] == 'graph'
+    )
+    side_by_side = next(
+        t
+        for t in tables(read(CONFIRMATORY, 'README.md'))
+        if t[0][:2] == ['graph', 'run']
+    )
+    confirmatory = [row[:1] + row[2:] for row in side_by_side[1:]]
+    quoted = page[1:] + [
+        r
+        for r, full in zip(confirmatory, side_by_side[1:])
+        if full[1] == 'confirmatory'
+    ]
+    assert len(quoted) == 8
+    for graph, seeds, *values in quoted:
+        stored = report[graph]
+        assert seeds == stored['seeds']
+        assert values == [stored[h] for h in page[0][2:]]
