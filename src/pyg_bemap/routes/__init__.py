@@ -58,7 +58,7 @@ from pyg_bemap.infra.private_api import (
     registered_child,
     registered_parameter,
 )
-from pyg_bemap.infra.sparse import SPARSE_DTYPES, quiet_sparse
+from pyg_bemap.infra.sparse import quiet_sparse, sparse_product_takes
 from pyg_bemap.routes.edge_list import (
     edge_level_args_given,
     edge_pairs,
@@ -282,13 +282,6 @@ def choose_route(
     return route
 
 
-#: The features the fast routes take: dense, of a dtype that torch.sparse's
-#: products take.
-DENSE_PRODUCT_INPUTS = frozenset(
-    (torch.strided, dtype) for dtype in SPARSE_DTYPES
-)
-
-
 def honours(
     route: Route, call: LayerCall, graph: GraphInput, sample: Sample | None
 ) -> bool:
@@ -305,9 +298,9 @@ def honours(
         info is None
         or not graph.is_edge_list
         or not isinstance(x, Tensor)
-        or (x.layout, x.dtype) not in DENSE_PRODUCT_INPUTS
+        or x.layout != torch.strided
         or x.shape[:-1] != (info.num_nodes,)  # [N, F]
-        or torch.is_autocast_enabled(x.device.type)  # it would cast x
+        or not sparse_product_takes(x)  # autocast would cast it
         or functorch_transforms_active()
     ):
         return False
