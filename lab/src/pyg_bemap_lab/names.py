@@ -22,6 +22,7 @@ PROTOCOL_NAMES = (
     'confirmatory',
     'default',
     'exploratory-budgets',
+    'exploratory-gap',
     'quick',
     'reference',
 )

@@ -29,3 +29,17 @@ def test_the_confirmatory_protocol_trains_the_default_protocols_choices():
     assert confirmatory.seeds == tuple(range(30, 60))
     assert confirmatory.methods == ('GCN', 'BeMap(sym)')
     assert not set(confirmatory.seeds) & set(range(30))  # never used
+
+
+def test_the_gap_arm_reruns_the_headlines_first_seeds_and_choices():
+    default, arm = PROTOCOLS['default'], PROTOCOLS['exploratory-gap']
+    store = RunStore(osp.join(STORED, 'runs.jsonl'))
+    chosen = chosen_configs(default, store)
+    empty = RunStore(osp.join(STORED, 'absent', 'runs.jsonl'))
+    again = chosen_configs(arm, empty)
+    for dataset in arm.datasets:
+        for method in arm.methods:
+            assert again[dataset, method] == chosen[dataset, method]
+    assert arm.seeds == default.seeds == tuple(range(10))
+    assert arm.datasets == ('nba', 'recidivism', 'credit')
+    assert arm.name.startswith('exploratory')
