@@ -78,6 +78,10 @@ def test_deepcopy_copies_memory():
     out = copy.deepcopy(edge_index)
     assert out.data_ptr() != edge_index.data_ptr()
     assert out.bemap.sens.data_ptr() != edge_index.bemap.sens.data_ptr()
+    # the grouping travels as a copy of its own
+    for copied, original in zip(out.bemap.grouping, edge_index.bemap.grouping):
+        assert torch.equal(copied, original)
+        assert copied.data_ptr() != original.data_ptr()
 
 
 def saved_and_loaded(edge_index):

@@ -93,13 +93,10 @@ class BeMapEdgeIndex(Tensor):
 
     def __deepcopy__(self, memo: dict[int, Any]) -> 'BeMapEdgeIndex':
         # copy.deepcopy keeps the result in memo (no copy here reaches self)
-        grouping = _own_grouping(self)
-        if grouping is not None:
-            grouping = EdgeGrouping(*map(torch.clone, grouping))
         return _rebuild(
             self.as_subclass(Tensor).clone(),
             copy.deepcopy(self.bemap, memo),
-            grouping,
+            copy.deepcopy(_own_grouping(self), memo),
         )
 
     def __repr__(  # type: ignore[override]
@@ -129,11 +126,7 @@ def _keeping_the_information(name: str) -> Callable[..., Any]:
         out = out.as_subclass(Tensor)
         if info.kept_sampler(out) is not None:
             return _rebuild(out, info)
-        device = out.device
-
-        def move(t: Tensor) -> Tensor:
-            return t.to(device) if t.device != device else t
-
+        move = functools.partial(Tensor.to, device=out.device)
         grouping = _own_grouping(self)
         if grouping is not None:
             grouping = EdgeGrouping(*map(move, grouping))
@@ -209,8 +202,8 @@ def carrier_of(edge_index: Tensor, info: BeMapInfo) -> BeMapEdgeIndex:
     :class:`~pyg_bemap.BalanceAwareSampling`)."""
     plain = plain_tensor(edge_index).clone()
     out = _rebuild(plain, info)
-    grouping = info.sampler(out, plain, checked=True).grouping
-    assert grouping is not None  # the edges are grouped here, once
+    # the edges are grouped here, once
+    _ = info.sampler(out, plain, checked=True).grouping
     return out
 
 

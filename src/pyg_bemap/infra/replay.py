@@ -9,6 +9,7 @@ graph before every replay, so that a seed gives the same output whether
 the function runs or is replayed.
 """
 
+import functools
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -44,9 +45,6 @@ class SeededReplay:
         self._device = torch.device(device)
         self._lock = threading.Lock()
         self._calls = 0
-        self._graph: torch.cuda.CUDAGraph | None = None
-        self._generator: torch.Generator | None = None
-        self._output: Tensor | None = None
         self._stream: torch.cuda.Stream | None = None
 
     def __call__(self, seed: int) -> Tensor:
@@ -62,21 +60,24 @@ class SeededReplay:
                     return self._fn(generator.manual_seed(seed))
                 return self._replay(seed)
 
+    @functools.cached_property
+    def _capture(self) -> tuple[torch.Generator, torch.cuda.CUDAGraph, Tensor]:
+        r"""The generator registered with the graph, the graph, captured
+        at the first replay, and its output."""
+        generator = torch.Generator(self._device)
+        graph, output = captured(lambda: self._fn(generator), generator)
+        return generator, graph, output
+
     def _replay(self, seed: int) -> Tensor:
-        if self._graph is None:
-            generator = self._generator = torch.Generator(self._device)
-            self._graph, self._output = captured(
-                lambda: self._fn(generator), generator
-            )
-        assert self._generator is not None and self._output is not None
+        generator, graph, output = self._capture
         stream = torch.cuda.current_stream()
         if self._stream is not None and self._stream != stream:
             # the last copy of the output, on its stream, comes first
             stream.wait_stream(self._stream)
         self._stream = stream
-        self._generator.manual_seed(seed)
-        self._graph.replay()
-        return self._output.clone()
+        generator.manual_seed(seed)
+        graph.replay()
+        return output.clone()
 
 
 def captured(

@@ -3,7 +3,7 @@ it, the names of its positional arguments, and its entries in the state
 dict, kept under its own names so that checkpoints of the vanilla model
 load into the BeMap model and back."""
 
-import inspect
+from inspect import Parameter, signature
 from typing import Any
 
 import torch
@@ -28,6 +28,8 @@ NOT_A_GRAPH = frozenset(
         'edge_index_dict',
     }
 )
+#: The kinds of the parameters a call can pass by position.
+POSITIONAL = (Parameter.POSITIONAL_ONLY, Parameter.POSITIONAL_OR_KEYWORD)
 
 
 def inner_names_on_save(
@@ -104,12 +106,10 @@ def inner_layer(
 
 
 def positional_names(conv: torch.nn.Module) -> tuple[str, ...]:
+    r"""The names of the parameters of :obj:`conv`'s forward that a call
+    can pass by position, in order."""
     try:
-        params = inspect.signature(conv.forward).parameters.values()
+        params = signature(conv.forward).parameters.values()
     except (TypeError, ValueError):  # pragma: no cover - builtins
         return ()
-    return tuple(
-        p.name
-        for p in params
-        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-    )
+    return tuple(p.name for p in params if p.kind in POSITIONAL)

@@ -104,30 +104,16 @@ class GraphInput:
         self.flipped = flow == 'target_to_source'
         self._sampler: GraphSampler | None = None
 
-    @property
-    def is_edge_list(self) -> bool:
-        return is_edge_list(self.plain)
-
-    def kept_edges(self, sample: Sample) -> Any:
-        r"""The graph in its layout, with the kept edges of :obj:`sample`
-        only. Like the sample (drawn in ``BeMapConv._sample``), it is made
-        outside any :mod:`torch.func` transform, as plain tensors: under a
-        transform, only these two reach the graph and its sampler (the
-        fast routes, which would too, step aside)."""
-        with outside_functorch_transforms():
-            return kept_edges(self.plain, sample)
-
     def sampler(self) -> GraphSampler:
         r"""The graph's sampler (see :meth:`BeMapInfo.sampler`); the
         graph's pairs are read only when a new sampler is built."""
         if self._sampler is None:
-            info = self.info
-            assert info is not None
-            self._sampler = info.kept_sampler(self.given, self.flipped)
+            assert self.info is not None
+            self._sampler = self.info.kept_sampler(self.given, self.flipped)
             if self._sampler is None:
                 pairs = edge_pairs(self.plain)
                 pairs = pairs.flip(0) if self.flipped else pairs
-                self._sampler = info.sampler(
+                self._sampler = self.info.sampler(
                     self.given, pairs, flipped=self.flipped
                 )
         return self._sampler
@@ -157,7 +143,14 @@ def edge_list_route(
     if sample is None:
         return call.conv(call.x, graph.plain, *call.args, **call.kwargs)
     args, kwargs = mask_edge_level_args(call, sample)
-    return call.conv(call.x, graph.kept_edges(sample), *args, **kwargs)
+    # The graph in its layout, with the kept edges of the sample only. Like
+    # the sample (drawn in BeMapConv._sample), it is made outside any
+    # torch.func transform, as plain tensors: under a transform, only these
+    # two reach the graph and its sampler (the fast routes, which would
+    # too, step aside).
+    with outside_functorch_transforms():
+        kept = kept_edges(graph.plain, sample)
+    return call.conv(call.x, kept, *args, **kwargs)
 
 
 def sparse_route(
@@ -296,7 +289,7 @@ def honours(
     x, info = call.x, graph.info
     if (
         info is None
-        or not graph.is_edge_list
+        or not is_edge_list(graph.plain)
         or not isinstance(x, Tensor)
         or x.layout != torch.strided
         or x.shape[:-1] != (info.num_nodes,)  # [N, F]

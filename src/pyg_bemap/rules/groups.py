@@ -158,16 +158,11 @@ def check_edge_index(
     so that an error blames the right argument.
     """
     check_tensor(edge_index, "'edge_index'")
-    if edge_index.dim() != 2 or edge_index.size(0) != 2:
-        raise ValueError(
-            f"'edge_index' must have shape [2, num_edges] "
-            f'(got {list(edge_index.shape)})'
-        )
-    if edge_index.dtype not in EDGE_DTYPES:
-        raise ValueError(
-            f"'edge_index' must hold torch.long or torch.int "
-            f'node ids (got {edge_index.dtype})'
-        )
+    shape, dtype = list(edge_index.shape), edge_index.dtype
+    two_rows = len(shape) == 2 and shape[0] == 2
+    require(two_rows, 'edge_index', 'of shape [2, num_edges]', shape)
+    node_ids = 'torch.long or torch.int node ids'
+    require(dtype in EDGE_DTYPES, 'edge_index', node_ids, dtype)
     if edge_index.numel() > 0:
         if int(edge_index.min()) < 0:
             raise ValueError("'edge_index' holds negative node ids")

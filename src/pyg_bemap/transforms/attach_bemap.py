@@ -1,3 +1,4 @@
+from torch import Tensor
 from torch_geometric.data import Data
 from torch_geometric.transforms import BaseTransform
 
@@ -44,12 +45,8 @@ class AttachBeMap(BaseTransform):
                 'BalanceAwareSampling to the full graph before building the '
                 'loader'
             )
-        sens = getattr(data, self.sens_attr, None)
-        if sens is None:
-            raise ValueError(
-                f'AttachBeMap needs the sensitive attribute '
-                f"'{self.sens_attr}' on the data; set 'sens_attr' to its name"
-            )
+        # a missing attribute is reported by attach_bemap, which names it
+        sens: Tensor = getattr(data, self.sens_attr, None)  # type: ignore[assignment]
         num_groups = self.num_groups
         count = getattr(data, 'bemap_count', None)
         if num_groups is None and count is not None:
