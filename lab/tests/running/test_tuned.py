@@ -41,5 +41,5 @@ def test_the_gap_arm_reruns_the_headlines_first_seeds_and_choices():
         for method in arm.methods:
             assert again[dataset, method] == chosen[dataset, method]
     assert arm.seeds == default.seeds == tuple(range(10))
-    assert arm.datasets == ('nba', 'recidivism', 'credit')
+    assert arm.datasets == ('nba', 'german', 'recidivism', 'credit')
     assert arm.name.startswith('exploratory')

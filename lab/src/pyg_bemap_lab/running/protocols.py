@@ -169,7 +169,7 @@ PROTOCOLS: dict[str, Protocol] = {
         name='exploratory-gap',
         description="exploratory: the headline's GCN and BeMap(sym) on its "
         'first 10 seeds, rerun by named code with the threshold-free gap',
-        datasets=('nba', 'recidivism', 'credit'),
+        datasets=('nba', 'german', 'recidivism', 'credit'),
         methods=('GCN', 'BeMap(sym)'),
         seeds=tuple(range(10)),
         max_epochs=1000,
