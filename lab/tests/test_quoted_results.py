@@ -202,3 +202,40 @@ def test_the_pages_quote_the_confirmatory_report():
         stored = report[graph]
         assert seeds == stored['seeds']
         assert values == [stored[h] for h in page[0][2:]]
+
+
+ARMS = {'budgets': 'exploratory-budgets', 'gap': 'exploratory-gap'}
+
+
+def arm_report(folder: str) -> dict[str, dict[str, str]]:
+    r"""An arm's paired differences at the default rule, by graph."""
+    report = read('lab', 'results', folder, f'{ARMS[folder]}.md')
+    section = report.split(
+        '### Paired differences (points), epoch by lowest validation loss'
+    )[1]
+    header, *rows = tables(section)[0]
+    return {NAMES[row[0]]: dict(zip(header, row)) for row in rows}
+
+
+def test_the_pages_quote_the_arms_reports():
+    reports = {ARMS[folder]: arm_report(folder) for folder in ARMS}
+    quoted = []  # (arm, graph, column names, values)
+    for folder in ARMS:
+        header, *rows = tables(read('lab', 'results', folder, 'README.md'))[0]
+        quoted += [(ARMS[folder], r[0], header[1:], r[1:]) for r in rows]
+    header, *rows = next(
+        t
+        for t in tables(read('docs', 'results.md'))
+        if t[0][:2] == ['graph', 'arm']
+    )
+    quoted += [(r[1], r[0], header[2:], r[2:]) for r in rows]
+    header, *rows = next(
+        t for t in tables(read('README.md')) if t[0][0] == 'graph'
+    )
+    quoted += [('exploratory-gap', r[0], header[1:], r[1:]) for r in rows]
+    assert len(quoted) == 2 * 3 + 3 * 4  # budgets: 3 graphs, gap: 4
+    for arm, graph, names, values in quoted:
+        stored = reports[arm][graph]
+        assert values == [
+            stored['seeds' if n == 'pairs' else n] for n in names
+        ]
