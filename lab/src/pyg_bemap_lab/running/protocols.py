@@ -108,6 +108,17 @@ class Protocol:
         ]
 
 
+#: GCN against BeMap(sym) with the default protocol's choices: its
+#: epochs, patience and base configuration, and GCN's tuned settings
+#: (those of the confirmatory protocol and the exploratory arms).
+_GCN_AGAINST_BEMAP: dict[str, Any] = dict(
+    methods=('GCN', 'BeMap(sym)'),
+    max_epochs=1000,
+    patience=100,
+    config=RunConfig(lr=1e-3, hidden=128, dropout=0.5),
+    tuned={k: v for k, v in TUNED.items() if k[1] == 'GCN'},
+)
+
 PROTOCOLS: dict[str, Protocol] = {
     'default': Protocol(
         name='default',
@@ -145,37 +156,25 @@ PROTOCOLS: dict[str, Protocol] = {
         description='pre-registered (lab/results/confirmatory): GCN and '
         "BeMap(sym), seeds 30-59, the default protocol's choices",
         datasets=('nba', 'recidivism', 'credit', 'german'),
-        methods=('GCN', 'BeMap(sym)'),
         seeds=tuple(range(30, 60)),
-        max_epochs=1000,
-        patience=100,
-        config=RunConfig(lr=1e-3, hidden=128, dropout=0.5),
-        tuned={k: v for k, v in TUNED.items() if k[1] == 'GCN'},
+        **_GCN_AGAINST_BEMAP,
     ),
     'exploratory-budgets': Protocol(
         name='exploratory-budgets',
         description="exploratory: the reference code's class-balanced "
         'label budgets, validation selection, GCN and BeMap(sym), 10 seeds',
         datasets=('nba', 'recidivism', 'credit'),
-        methods=('GCN', 'BeMap(sym)'),
         seeds=tuple(range(10)),
-        max_epochs=1000,
-        patience=100,
-        config=RunConfig(lr=1e-3, hidden=128, dropout=0.5),
         split='budgets',
-        tuned={k: v for k, v in TUNED.items() if k[1] == 'GCN'},
+        **_GCN_AGAINST_BEMAP,
     ),
     'exploratory-gap': Protocol(
         name='exploratory-gap',
         description="exploratory: the headline's GCN and BeMap(sym) on its "
         'first 10 seeds, rerun by named code with the threshold-free gap',
         datasets=('nba', 'german', 'recidivism', 'credit'),
-        methods=('GCN', 'BeMap(sym)'),
         seeds=tuple(range(10)),
-        max_epochs=1000,
-        patience=100,
-        config=RunConfig(lr=1e-3, hidden=128, dropout=0.5),
-        tuned={k: v for k, v in TUNED.items() if k[1] == 'GCN'},
+        **_GCN_AGAINST_BEMAP,
     ),
     'quick': Protocol(
         name='quick',
