@@ -80,6 +80,20 @@ def test_resample_and_step_benchmarks_run():
         assert len(line) <= 80
 
 
+def test_route_checks_benchmark_counts_each_route():
+    out = run('benchmarks/bench_route_checks.py', '--by-function')
+    rows = [line.split() for line in out.splitlines()[2:6]]
+    assert [row[:3] for row in rows] == [
+        ['GCNConv', 'train', 'gcn_route'],
+        ['GCNConv', 'eval', 'gcn_route'],
+        ['SAGEConv', 'train', 'sparse_route'],
+        ['SAGEConv', 'eval', 'sparse_route'],
+    ]
+    assert all(0 < int(row[3]) < int(row[4]) for row in rows)
+    assert '* routes/__init__.py:choose_route' in out
+    assert max(map(len, out.splitlines())) <= 80
+
+
 def test_end_to_end_benchmark_runs():
     out = run(
         'benchmarks/bench_end_to_end.py', '--pairs', '1', '--epochs', '3'
