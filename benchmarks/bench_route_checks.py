@@ -30,8 +30,9 @@ import pyg_bemap
 from pyg_bemap import BalanceAwareSampling, BeMapConv
 from pyg_bemap.datasets import load_nba
 
-ROOT = osp.dirname(pyg_bemap.__file__)
-#: The conditional jumps of CPython 3.10 to 3.13's bytecode.
+ROOT = osp.dirname(pyg_bemap.__file__) + osp.sep  # not pyg_bemap_lab
+#: The conditional jumps of CPython's bytecode (their names in 3.10 to
+#: 3.13; the figures in docs/performance.md are 3.11's).
 BRANCHES = {
     code
     for name, code in dis.opmap.items()
