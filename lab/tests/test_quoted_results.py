@@ -33,12 +33,18 @@ def tables(text: str) -> list[list[list[str]]]:
     ]
 
 
-def stored() -> dict[tuple[str, str], dict[str, str]]:
-    r"""The report's paired differences at the lowest validation loss."""
-    section = read(REPORT).split(
+def default_rule_table(*path: str) -> list[list[str]]:
+    r"""A report's first table of paired differences at the default rule
+    (the lowest validation loss among epochs that learned)."""
+    section = read(*path).split(
         '### Paired differences (points), epoch by lowest validation loss'
     )[1]
-    header, *rows = tables(section)[0]
+    return tables(section)[0]
+
+
+def stored() -> dict[tuple[str, str], dict[str, str]]:
+    r"""The report's paired differences at the lowest validation loss."""
+    header, *rows = default_rule_table(REPORT)
     return {
         (NAMES[row[0]], row[1]): dict(zip(header[3:], row[3:])) for row in rows
     }
@@ -179,12 +185,14 @@ def test_the_results_page_quotes_the_stored_sweeps():
 CONFIRMATORY = osp.join(LAB, 'results', 'confirmatory')
 
 
+def paired_differences(*path: str) -> dict[str, dict[str, str]]:
+    r"""A report's paired differences at the default rule, by graph."""
+    header, *rows = default_rule_table(*path)
+    return {NAMES[row[0]]: dict(zip(header, row)) for row in rows}
+
+
 def test_the_pages_quote_the_confirmatory_report():
-    section = read(CONFIRMATORY, 'confirmatory.md').split(
-        '### Paired differences (points), epoch by lowest validation loss'
-    )[1]
-    header, *rows = tables(section)[0]
-    report = {NAMES[row[0]]: dict(zip(header, row)) for row in rows}
+    report = paired_differences(CONFIRMATORY, 'confirmatory.md')
     page = next(
         t for t in tables(read('docs', 'results.md')) if t[0][0] == 'graph'
     )
@@ -209,18 +217,11 @@ def test_the_pages_quote_the_confirmatory_report():
 ARMS = {'budgets': 'exploratory-budgets', 'gap': 'exploratory-gap'}
 
 
-def arm_report(folder: str) -> dict[str, dict[str, str]]:
-    r"""An arm's paired differences at the default rule, by graph."""
-    report = read('lab', 'results', folder, f'{ARMS[folder]}.md')
-    section = report.split(
-        '### Paired differences (points), epoch by lowest validation loss'
-    )[1]
-    header, *rows = tables(section)[0]
-    return {NAMES[row[0]]: dict(zip(header, row)) for row in rows}
-
-
 def test_the_pages_quote_the_arms_reports():
-    reports = {ARMS[folder]: arm_report(folder) for folder in ARMS}
+    reports = {
+        arm: paired_differences('lab', 'results', folder, f'{arm}.md')
+        for folder, arm in ARMS.items()
+    }
     quoted = []  # (arm, graph, column names, values)
     for folder in ARMS:
         header, *rows = tables(read('lab', 'results', folder, 'README.md'))[0]
