@@ -108,49 +108,51 @@ class Protocol:
         ]
 
 
+_DEFAULT = Protocol(
+    name='default',
+    description='tuned backbones, 10 paired seeds, up to 1000 epochs',
+    datasets=('nba', 'german', 'recidivism', 'credit'),
+    methods=ALL_METHODS,
+    seeds=tuple(range(10)),
+    max_epochs=1000,
+    patience=100,
+    config=RunConfig(lr=1e-3, hidden=128, dropout=0.5),
+    grid=dict(
+        lr=(1e-3, 1e-2),
+        hidden=(16, 128),
+        dropout=(0.0, 0.5),
+        input_dropout=(0.0, 0.5),
+        scale=(True, False),
+    ),
+    grid_seeds=(0, 1),
+    fairdrop_deltas=(0.08, 0.16, 0.32),
+    sweep={
+        'BeMap(sym)': tuple(
+            dict(beta=beta, min_keep=min_keep)
+            for beta in (0.1, 0.25, 0.5, 1.0)
+            for min_keep in (1, 4)
+        ),
+        'FairDrop': tuple(
+            dict(fairdrop_delta=delta)
+            for delta in (0.0, 0.08, 0.16, 0.32, 0.5)
+        ),
+    },
+    sweep_seeds=(0, 1, 2, 3, 4),
+)
+
 #: GCN against BeMap(sym) with the default protocol's choices: its
 #: epochs, patience and base configuration, and GCN's tuned settings
 #: (those of the confirmatory protocol and the exploratory arms).
 _GCN_AGAINST_BEMAP: dict[str, Any] = dict(
     methods=('GCN', 'BeMap(sym)'),
-    max_epochs=1000,
-    patience=100,
-    config=RunConfig(lr=1e-3, hidden=128, dropout=0.5),
+    max_epochs=_DEFAULT.max_epochs,
+    patience=_DEFAULT.patience,
+    config=_DEFAULT.config,
     tuned={k: v for k, v in TUNED.items() if k[1] == 'GCN'},
 )
 
 PROTOCOLS: dict[str, Protocol] = {
-    'default': Protocol(
-        name='default',
-        description='tuned backbones, 10 paired seeds, up to 1000 epochs',
-        datasets=('nba', 'german', 'recidivism', 'credit'),
-        methods=ALL_METHODS,
-        seeds=tuple(range(10)),
-        max_epochs=1000,
-        patience=100,
-        config=RunConfig(lr=1e-3, hidden=128, dropout=0.5),
-        grid=dict(
-            lr=(1e-3, 1e-2),
-            hidden=(16, 128),
-            dropout=(0.0, 0.5),
-            input_dropout=(0.0, 0.5),
-            scale=(True, False),
-        ),
-        grid_seeds=(0, 1),
-        fairdrop_deltas=(0.08, 0.16, 0.32),
-        sweep={
-            'BeMap(sym)': tuple(
-                dict(beta=beta, min_keep=min_keep)
-                for beta in (0.1, 0.25, 0.5, 1.0)
-                for min_keep in (1, 4)
-            ),
-            'FairDrop': tuple(
-                dict(fairdrop_delta=delta)
-                for delta in (0.0, 0.08, 0.16, 0.32, 0.5)
-            ),
-        },
-        sweep_seeds=(0, 1, 2, 3, 4),
-    ),
+    'default': _DEFAULT,
     'confirmatory': Protocol(
         name='confirmatory',
         description='pre-registered (lab/results/confirmatory): GCN and '
